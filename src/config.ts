@@ -1,0 +1,119 @@
+// Environment → typed, validated configuration. Every bad value is reported with the variable's name.
+
+export type DatabaseConfig =
+  { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
+
+export type TrustProxy = boolean | number | string[];
+
+export interface Config {
+  database: DatabaseConfig;
+  dbPoolSize: number;
+  redisUrl: string | undefined;
+  host: string;
+  port: number;
+  basePath: string;
+  trustProxy: TrustProxy;
+  loginRateLimit: number;
+  loginRateWindowS: number;
+  logLevel: string;
+  workers: number;
+  bcryptCost: number;
+  /** How many bcrypt verifications may run at once (they run on libuv's thread pool). */
+  bcryptConcurrency: number;
+  lastUsedFlushMs: number;
+  bodyLimit: number;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()))
+    throw new ConfigError(name, `expected an integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `expected an integer from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+export function parseDatabaseUrl(raw: string): DatabaseConfig {
+  if (raw.startsWith('sqlite:')) {
+    const path = raw.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (path === '')
+      throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:data/tokend.db');
+    return { kind: 'sqlite', path };
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) return { kind: 'postgres', url: raw };
+  if (/^(mysql|mariadb):\/\//.test(raw)) return { kind: 'mysql', url: raw.replace(/^mariadb:/, 'mysql:') };
+  const scheme = raw.includes(':') ? raw.slice(0, raw.indexOf(':')) : raw;
+  throw new ConfigError(
+    'DATABASE_URL',
+    `unknown scheme ${JSON.stringify(scheme)}; use sqlite:PATH, postgres://… or mysql://…`,
+  );
+}
+
+function parseTrustProxy(raw: string | undefined): TrustProxy {
+  if (raw === undefined) return false;
+  const v = raw.trim().toLowerCase();
+  if (v === '' || v === 'false' || v === '0' || v === 'no') return false;
+  if (v === 'true' || v === 'yes') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v.split(',').map((s) => s.trim());
+  if (
+    list.some(
+      (s) => !/^[0-9a-f.:/]+$/.test(s) && s !== 'loopback' && s !== 'linklocal' && s !== 'uniquelocal',
+    )
+  )
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `expected true, false, a hop count, or a comma-separated list of proxy addresses/CIDRs; got ${JSON.stringify(raw)}`,
+    );
+  return list;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const basePath = env.BASE_PATH ?? '/api';
+  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath))
+    throw new ConfigError(
+      'BASE_PATH',
+      `expected a path like /api (or empty), without a trailing slash; got ${JSON.stringify(basePath)}`,
+    );
+  const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(
+      'LOG_LEVEL',
+      `expected one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(env.LOG_LEVEL)}`,
+    );
+  const host = env.HOST ?? '127.0.0.1';
+  if (host.trim() === '') throw new ConfigError('HOST', 'must not be empty');
+  const redisUrl = env.REDIS_URL?.trim() || undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl))
+    throw new ConfigError('REDIS_URL', `expected redis://… or rediss://…; got ${JSON.stringify(redisUrl)}`);
+  return {
+    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/tokend.db'),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    redisUrl,
+    host,
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    basePath,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    loginRateLimit: integer(env, 'LOGIN_RATE_LIMIT', 5, 1, 1_000_000_000),
+    loginRateWindowS: integer(env, 'LOGIN_RATE_WINDOW_S', 60, 1, 86_400 * 365),
+    logLevel,
+    workers: integer(env, 'WORKERS', 1, 1, 256),
+    bcryptCost: integer(env, 'BCRYPT_COST', 10, 4, 31),
+    bcryptConcurrency: integer(env, 'BCRYPT_CONCURRENCY', 4, 1, 1024),
+    lastUsedFlushMs: integer(env, 'LAST_USED_FLUSH_MS', 1000, 10, 1000),
+    bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 100 * 1024 * 1024),
+  };
+}

@@ -1,0 +1,19 @@
+// How envelopes leave the v1 API: pls200 forces HTTP 200; a valid JSONP callback wraps the body.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+const JSONP_CALLBACK = /^[a-zA-Z_$][a-zA-Z0-9_$]*$/;
+
+export const isValidCallback = (v: unknown): v is string =>
+  typeof v === 'string' && v.length < 100 && JSONP_CALLBACK.test(v);
+
+export async function presentEnvelope(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  const query = request.query as Record<string, unknown> | undefined;
+  if (query === undefined) return payload;
+  if (query.pls200 !== undefined) reply.code(200);
+  if (isValidCallback(query.callback) && typeof payload === 'string') {
+    reply.header('content-type', 'application/javascript; charset=utf-8');
+    // /**/ keeps a callback name from being read as something else at the start of the script
+    return `/**/${query.callback}(${payload});`;
+  }
+  return payload;
+}

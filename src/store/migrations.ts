@@ -1,0 +1,81 @@
+// Versioned schema migrations. Kysely's Migrator records them in kysely_migration and holds a lock
+// (an advisory lock on PostgreSQL, a locked row on MySQL, the write lock on SQLite) while it runs,
+// so several instances starting at once against one empty database apply each migration once.
+import type { Kysely, ColumnDefinitionBuilder } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import type { Dialect } from './database.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on today's schema type
+type AnyDb = Kysely<any>;
+
+/** An auto-incrementing integer primary key that also accepts explicit ids, on each dialect. */
+function autoId(dialect: Dialect) {
+  return (c: ColumnDefinitionBuilder): ColumnDefinitionBuilder => {
+    const pk = c.primaryKey().notNull();
+    if (dialect === 'postgres') return pk.generatedByDefaultAsIdentity();
+    if (dialect === 'mysql') return pk.autoIncrement();
+    return pk; // SQLite: an INTEGER PRIMARY KEY is the rowid, which auto-increments
+  };
+}
+
+export type MigrationFactory = (dialect: Dialect) => Migration;
+
+const usersAndTokens: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('users')
+      .addColumn('id', 'integer', autoId(dialect))
+      .addColumn('username', 'varchar(255)', (c) => c.notNull())
+      .addColumn('username_safe', 'varchar(255)', (c) => c.notNull().unique())
+      .addColumn('privileges', 'bigint', (c) => c.notNull())
+      .addColumn('password_hash', 'varchar(255)', (c) => c.notNull())
+      .addColumn('password_version', 'integer', (c) => c.notNull().defaultTo(2))
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+
+    await db.schema
+      .createTable('tokens')
+      .addColumn('id', 'integer', autoId(dialect))
+      .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('privileges', 'bigint', (c) => c.notNull())
+      .addColumn('description', 'text', (c) => c.notNull())
+      .addColumn('token_hash', 'char(64)', (c) => c.notNull().unique())
+      .addColumn('private', 'smallint', (c) => c.notNull().defaultTo(0))
+      .addColumn('last_updated', 'bigint', (c) => c.notNull())
+      .execute();
+
+    // Serves the listing (user, public, ascending id) and the per-user scope of fix_privileges.
+    await db.schema
+      .createIndex('tokens_user_private_id')
+      .on('tokens')
+      .columns(['user_id', 'private', 'id'])
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('tokens').execute();
+    await db.schema.dropTable('users').execute();
+  },
+});
+
+/** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
+export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
+  ['0001_users_tokens', usersAndTokens],
+];
+
+class StaticProvider implements MigrationProvider {
+  private readonly dialect: Dialect;
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
+  }
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return Object.fromEntries(MIGRATIONS.map(([name, make]) => [name, make(this.dialect)]));
+  }
+}
+
+/** Applies every pending migration; returns the names applied. Throws on the first failure. */
+export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

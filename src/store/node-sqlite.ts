@@ -1,0 +1,57 @@
+// Adapts node:sqlite's DatabaseSync to the small interface Kysely's SqliteDialect drives,
+// caching prepared statements so repeated queries skip SQLite's parser.
+import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+const STATEMENT_CACHE_SIZE = 256;
+
+function bind(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
+  return parameters.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : (p as SQLInputValue)));
+}
+
+class CachedStatement implements SqliteStatement {
+  readonly reader: boolean;
+  private readonly stmt: StatementSync;
+  constructor(stmt: StatementSync) {
+    this.stmt = stmt;
+    this.reader = stmt.columns().length > 0;
+  }
+  all(parameters: ReadonlyArray<unknown>): unknown[] {
+    return this.stmt.all(...bind(parameters));
+  }
+  run(parameters: ReadonlyArray<unknown>) {
+    return this.stmt.run(...bind(parameters));
+  }
+  iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    return this.stmt.iterate(...bind(parameters));
+  }
+}
+
+export class NodeSqliteDatabase implements SqliteDatabase {
+  readonly raw: DatabaseSync;
+  private readonly cache = new Map<string, CachedStatement>();
+
+  constructor(path: string) {
+    // A busy timeout lets the CLI and the server write to one file at once.
+    this.raw = new DatabaseSync(path, { timeout: 5000 });
+    // WAL: readers never block the writer. synchronous=FULL: a commit is on disk before we answer,
+    // so an acknowledged token survives a crash of the process or of the machine.
+    this.raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
+  }
+
+  prepare(sql: string): SqliteStatement {
+    let stmt = this.cache.get(sql);
+    if (stmt === undefined) {
+      stmt = new CachedStatement(this.raw.prepare(sql));
+      if (this.cache.size >= STATEMENT_CACHE_SIZE)
+        this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  close(): void {
+    this.cache.clear();
+    if (this.raw.isOpen) this.raw.close();
+  }
+}

@@ -1,0 +1,31 @@
+// fix_privileges runs in the background: the caller gets its answer at once; failures go to the log.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../store/database.ts';
+import { fixTokenPrivileges, type FixScope } from './repository.ts';
+
+export class BackgroundJobs {
+  private readonly running = new Set<Promise<void>>();
+  private readonly log: FastifyBaseLogger;
+  /** Called after each fix run with the rows it rewrote (for metrics). */
+  onFixed: ((rows: number) => void) | undefined;
+
+  constructor(log: FastifyBaseLogger) {
+    this.log = log;
+  }
+
+  startFixPrivileges(db: Db, scope: FixScope): void {
+    const job = fixTokenPrivileges(db, scope)
+      .then((rows) => {
+        this.onFixed?.(rows);
+        this.log.info({ scope, rows }, 'fix_privileges finished');
+      })
+      .catch((err: unknown) => this.log.error({ err, scope }, 'fix_privileges failed'))
+      .finally(() => this.running.delete(job));
+    this.running.add(job);
+  }
+
+  /** Waits for every running job (graceful shutdown; tests). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
+}

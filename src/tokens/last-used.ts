@@ -1,0 +1,72 @@
+// Token uses are collected in memory and written in one statement at least once a second,
+// and on shutdown, instead of one UPDATE per request.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Dialect } from '../store/database.ts';
+import { recordTokenUses } from './repository.ts';
+
+/** Largest batch sent as one statement (keeps every dialect's parameter limit far away). */
+const MAX_BATCH = 2000;
+
+export class LastUsedBatcher {
+  private pending = new Map<number, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly db: Db;
+  private readonly dialect: Dialect;
+  private readonly log: FastifyBaseLogger;
+  /** Sizes of the batches written so far (for metrics). */
+  onFlush: ((size: number) => void) | undefined;
+
+  constructor(db: Db, dialect: Dialect, log: FastifyBaseLogger) {
+    this.db = db;
+    this.dialect = dialect;
+    this.log = log;
+  }
+
+  touch(tokenId: number, at: number): void {
+    this.pending.set(tokenId, at);
+  }
+
+  /** The time of a use not yet written, if any. */
+  pendingUse(tokenId: number): number | undefined {
+    return this.pending.get(tokenId);
+  }
+
+  forget(tokenId: number): void {
+    this.pending.delete(tokenId);
+  }
+
+  start(intervalMs: number): void {
+    this.timer ??= setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** Writes everything pending. Flushes never overlap; a failed batch is merged back and retried. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.writePending());
+    return this.flushing;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private async writePending(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const uses = [...batch];
+    try {
+      for (let i = 0; i < uses.length; i += MAX_BATCH) {
+        await recordTokenUses(this.db, this.dialect, uses.slice(i, i + MAX_BATCH));
+      }
+      this.onFlush?.(uses.length);
+    } catch (err) {
+      // Keep the uses for the next flush; a newer use of the same token wins.
+      for (const [id, at] of batch) if ((this.pending.get(id) ?? 0) < at) this.pending.set(id, at);
+      this.log.error({ err, pending: this.pending.size }, 'writing token uses failed; will retry');
+    }
+  }
+}

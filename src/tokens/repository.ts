@@ -1,0 +1,176 @@
+// Tokens: plain functions over the database handle or a transaction.
+import { CompiledQuery, sql, type Selectable } from 'kysely';
+import type { Db, Dialect } from '../store/database.ts';
+import type { TokenTable } from '../store/schema.ts';
+import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
+
+export type TokenRow = Selectable<TokenTable>;
+export type ListedToken = Pick<TokenRow, 'id' | 'privileges' | 'description' | 'last_updated'>;
+
+export interface NewToken {
+  userId: number;
+  privileges: number;
+  description: string;
+  tokenHash: string;
+  private: boolean;
+  now: number;
+}
+
+export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Promise<number> {
+  const values = {
+    user_id: token.userId,
+    privileges: token.privileges,
+    description: token.description,
+    token_hash: token.tokenHash,
+    private: token.private ? 1 : 0,
+    last_updated: token.now,
+  };
+  if (dialect === 'mysql') {
+    const result = await db.insertInto('tokens').values(values).executeTakeFirstOrThrow();
+    return Number(result.insertId);
+  }
+  const row = await db.insertInto('tokens').values(values).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** A token joined with its owner's current privileges: what the per-request check needs, in one query. */
+export interface TokenWithOwner {
+  id: number;
+  user_id: number;
+  privileges: number;
+  description: string;
+  last_updated: number;
+  user_privileges: number;
+}
+
+/**
+ * The hot-path lookup, compiled once per handle: each call only swaps the parameter,
+ * so no query building happens per request.
+ */
+export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwner | undefined> {
+  const compiled = db
+    .selectFrom('tokens')
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .select([
+      'tokens.id',
+      'tokens.user_id',
+      'tokens.privileges',
+      'tokens.description',
+      'tokens.last_updated',
+      'users.privileges as user_privileges',
+    ])
+    .where('tokens.token_hash', '=', '')
+    .compile();
+  return async (tokenHash) => {
+    const result = await db.executeQuery<TokenWithOwner>(CompiledQuery.raw(compiled.sql, [tokenHash]));
+    return result.rows[0];
+  };
+}
+
+export async function listPublicTokens(
+  db: Db,
+  userId: number,
+  limit: number,
+  offset: number,
+): Promise<ListedToken[]> {
+  return db
+    .selectFrom('tokens')
+    .select(['id', 'privileges', 'description', 'last_updated'])
+    .where('user_id', '=', userId)
+    .where('private', '=', 0)
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** Every token of a user, private ones too (for operators). */
+export async function listAllTokensOfUser(
+  db: Db,
+  userId: number,
+): Promise<Array<Omit<TokenRow, 'token_hash'>>> {
+  return db
+    .selectFrom('tokens')
+    .select(['id', 'user_id', 'privileges', 'description', 'private', 'last_updated'])
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .execute();
+}
+
+export async function deleteTokenById(db: Db, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('tokens').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/**
+ * Writes a batch of uses in one statement. GREATEST/max keeps last_updated from moving backwards
+ * when several instances flush uses of the same token.
+ */
+export async function recordTokenUses(
+  db: Db,
+  dialect: Dialect,
+  uses: ReadonlyArray<readonly [number, number]>,
+) {
+  if (uses.length === 0) return;
+  const greatest = dialect === 'sqlite' ? sql.raw('max') : sql.raw('GREATEST');
+  const cases = sql.join(
+    uses.map(([id, at]) => sql`WHEN ${id} THEN ${at}`),
+    sql` `,
+  );
+  await db
+    .updateTable('tokens')
+    .set({ last_updated: sql<number>`${greatest}(last_updated, CASE id ${cases} ELSE last_updated END)` })
+    .where(
+      'id',
+      'in',
+      uses.map(([id]) => id),
+    )
+    .execute();
+}
+
+/** limit(tokens.privileges, owner) as one SQL expression, generated from the privilege table. */
+function limitExpression() {
+  const terms = Object.entries(TOKEN_PRIVILEGE_REQUIREMENTS)
+    .filter(([name]) => name !== 'Read') // never granted
+    .map(([name, requires]) => {
+      const bit = TokenPrivilege[name as TokenPrivilegeName];
+      return sql`CASE WHEN (tokens.privileges & ${sql.lit(bit)}) <> 0 AND (owner.privileges & ${sql.lit(requires)}) = ${sql.lit(requires)} THEN ${sql.lit(bit)} ELSE 0 END`;
+    });
+  return sql<number>`(SELECT ${sql.join(terms, sql` + `)} FROM users owner WHERE owner.id = tokens.user_id)`;
+}
+
+export type FixScope = { kind: 'all' } | { kind: 'user'; userId: number };
+
+/** Rows per statement when fixing every token: short write locks, bounded memory. */
+const FIX_CHUNK = 100_000;
+
+/**
+ * Rewrites stored privileges to limit(stored, owner) for the tokens in scope; tokens already within
+ * their owner's privileges are not written. Set-based: one statement per user, or one per id range.
+ */
+export async function fixTokenPrivileges(db: Db, scope: FixScope): Promise<number> {
+  const limited = limitExpression();
+  const update = () =>
+    db
+      .updateTable('tokens')
+      .set({ privileges: limited })
+      .where(sql<boolean>`tokens.privileges <> ${limited}`);
+  if (scope.kind === 'user') {
+    const r = await update().where('user_id', '=', scope.userId).executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+  const bounds = await db
+    .selectFrom('tokens')
+    .select((eb) => [eb.fn.min('id').as('lo'), eb.fn.max('id').as('hi')])
+    .executeTakeFirst();
+  if (!bounds || bounds.lo === null || bounds.hi === null) return 0;
+  let changed = 0;
+  for (let from = Number(bounds.lo); from <= Number(bounds.hi); from += FIX_CHUNK) {
+    const r = await update()
+      .where('id', '>=', from)
+      .where('id', '<', from + FIX_CHUNK)
+      .executeTakeFirst();
+    changed += Number(r.numUpdatedRows);
+  }
+  return changed;
+}

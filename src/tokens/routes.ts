@@ -1,0 +1,242 @@
+// The token operations of the v1 API, at the paths of decisions.md.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { envelopeProperties, sendEnvelope } from '../http/envelope.ts';
+import { identityOf } from '../http/plugin.ts';
+import type { Identity } from '../http/identity.ts';
+import { TokenPrivilege, missingTokenPrivileges } from '../privileges.ts';
+import { listPublicTokens, deleteTokenById } from './repository.ts';
+import { loginForToken } from './service.ts';
+import { paginate } from './pagination.ts';
+
+interface CreateBody {
+  username?: string | null;
+  id?: number | null;
+  password?: string | null;
+  privileges?: number | null;
+  description?: string | null;
+}
+
+export const MAX_DESCRIPTION_LENGTH = 1024;
+
+const createSchema = {
+  body: {
+    type: 'object',
+    properties: {
+      username: { type: ['string', 'null'] },
+      id: { type: ['integer', 'null'] },
+      password: { type: ['string', 'null'] },
+      privileges: { type: ['integer', 'null'], minimum: 0, maximum: 2 ** 53 },
+      description: { type: ['string', 'null'], maxLength: MAX_DESCRIPTION_LENGTH },
+    },
+  },
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        username: { type: 'string' },
+        id: { type: 'integer' },
+        privileges: { type: 'integer' },
+        token: { type: 'string' },
+        banned: { type: 'boolean' },
+      },
+    },
+  },
+} as const;
+
+const tokenProperties = {
+  id: { type: 'integer' },
+  privileges: { type: 'integer' },
+  description: { type: 'string' },
+  last_updated: { type: 'integer' },
+} as const;
+
+const listSchema = {
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        tokens: { type: 'array', items: { type: 'object', properties: tokenProperties } },
+      },
+    },
+  },
+} as const;
+
+const selfSchema = {
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        ...tokenProperties,
+        client: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            name: { type: 'string' },
+            owner_id: { type: 'integer' },
+            avatar: { type: 'string' },
+          },
+        },
+        scope: { type: 'string' },
+        created: { type: 'string' },
+      },
+    },
+  },
+} as const;
+
+export const FIX_PRIVILEGES_NEEDS = TokenPrivilege.ManageUser | TokenPrivilege.APIMeta;
+
+/** 401 unless the request's effective privileges include every bit of `needed`. */
+export function lacksPrivileges(
+  identity: Identity,
+  needed: number,
+  reply: FastifyReply,
+): FastifyReply | undefined {
+  const held = identity.kind === 'none' ? 0 : identity.privileges;
+  const missing = missingTokenPrivileges(held, needed);
+  if (missing.length === 0) return undefined;
+  return sendEnvelope(
+    reply,
+    401,
+    `You don't have the privileges to do this; missing: ${missing.join(', ')}.`,
+  );
+}
+
+export async function tokenRoutes(app: FastifyInstance): Promise<void> {
+  const { store, passwords, loginLimiter, lastUsed, bearerTokens, jobs } = app.tokend;
+
+  async function create(request: FastifyRequest<{ Body: CreateBody }>, reply: FastifyReply) {
+    const body = request.body;
+    if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
+      return sendEnvelope(reply, 400, 'The body must be a JSON object.');
+    const username = body.username ?? undefined;
+    const id = body.id ?? undefined;
+    const password = body.password ?? '';
+    const missing: string[] = [];
+    if ((username === undefined || username === '') && (id === undefined || id === 0))
+      missing.push('username|id');
+    if (password === '') missing.push('password');
+    if (missing.length > 0) return sendEnvelope(reply, 422, `Missing parameters: ${missing.join(', ')}.`);
+
+    const result = await loginForToken(
+      { db: store.db, dialect: store.dialect, passwords, loginLimiter },
+      { username, id, password, privileges: body.privileges ?? 0, description: body.description ?? '' },
+      request.ip,
+    );
+    switch (result.kind) {
+      case 'no-user':
+        return sendEnvelope(reply, 404, 'No user with that username/id was found.');
+      case 'rate-limited':
+        reply.header('Retry-After', String(result.retryAfterS));
+        return sendEnvelope(reply, 429, "You've made too many login attempts. Try again later.");
+      case 'legacy-password':
+        return sendEnvelope(
+          reply,
+          418,
+          'This user still has a legacy password: they must first log in through the website.',
+        );
+      case 'wrong-password':
+        return sendEnvelope(reply, 403, "That password doesn't match!");
+      case 'banned':
+        return sendEnvelope(reply, 402, 'That user is banned.', {
+          banned: true,
+          id: result.user.id,
+          username: result.user.username,
+        });
+      case 'created':
+        return sendEnvelope(reply, 200, 'ok', {
+          username: result.user.username,
+          id: result.user.id,
+          privileges: result.privileges,
+          token: result.token.secret,
+          banned: false,
+        });
+    }
+  }
+  for (const url of ['/tokens', '/tokens/new', '/token/new'])
+    app.post<{ Body: CreateBody }>(url, { schema: createSchema }, create);
+
+  app.get(
+    '/tokens',
+    { schema: listSchema, config: { identify: true } },
+    async (request: FastifyRequest<{ Querystring: { p?: string; l?: string } }>, reply) => {
+      const identity = identityOf(request);
+      if (identity.kind === 'none')
+        return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+      const { limit, offset } = paginate(request.query.p, request.query.l);
+      const rows = await listPublicTokens(store.db, identity.userId, limit, offset);
+      const tokens = rows.map((t) => {
+        const pending = lastUsed.pendingUse(t.id);
+        return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;
+      });
+      return sendEnvelope(reply, 200, 'ok', { tokens });
+    },
+  );
+
+  app.get('/tokens/self', { schema: selfSchema, config: { identify: true } }, async (request, reply) => {
+    const identity = identityOf(request);
+    switch (identity.kind) {
+      case 'none':
+        return sendEnvelope(reply, 404, 'No token is being used in this request.');
+      case 'token':
+        return sendEnvelope(reply, 200, 'ok', {
+          id: identity.tokenId,
+          privileges: identity.privileges,
+          description: identity.description,
+          last_updated: identity.lastUpdated,
+        });
+      case 'bearer':
+        return sendEnvelope(reply, 200, 'ok', {
+          client: identity.client,
+          scope: identity.scope,
+          privileges: identity.privileges,
+          created: identity.created,
+        });
+    }
+  });
+
+  async function deleteSelf(request: FastifyRequest, reply: FastifyReply) {
+    const identity = identityOf(request);
+    switch (identity.kind) {
+      case 'none':
+        return sendEnvelope(reply, 400, 'No token was given, so none was deleted.');
+      case 'token':
+        lastUsed.forget(identity.tokenId);
+        await deleteTokenById(store.db, identity.tokenId);
+        break;
+      case 'bearer':
+        if (!bearerTokens) throw new Error('bearer identity without a bearer token store');
+        await bearerTokens.revoke(identity.tokenId);
+        break;
+    }
+    return sendEnvelope(reply, 200, 'Bye! The token has been deleted.');
+  }
+  app.post('/tokens/self/delete', { config: { identify: true } }, deleteSelf);
+  app.delete('/tokens/self', { config: { identify: true } }, deleteSelf);
+
+  app.post(
+    '/tokens/fix_privileges',
+    { config: { identify: true } },
+    async (request: FastifyRequest<{ Querystring: { id?: string | string[] } }>, reply) => {
+      const identity = identityOf(request);
+      const refused = lacksPrivileges(identity, FIX_PRIVILEGES_NEEDS, reply);
+      if (refused || identity.kind === 'none') return refused;
+      const raw = Array.isArray(request.query.id) ? request.query.id[0] : request.query.id;
+      const value = raw?.trim() ?? '';
+      let scope: Parameters<typeof jobs.startFixPrivileges>[1];
+      if (value === '' || /^[+]?0+$/.test(value)) scope = { kind: 'all' };
+      else if (value === 'self') scope = { kind: 'user', userId: identity.userId };
+      else if (/^[+]?\d+$/.test(value)) scope = { kind: 'user', userId: Number(value) };
+      else
+        return sendEnvelope(
+          reply,
+          400,
+          `Invalid query parameter id=${JSON.stringify(raw)}: give a user id, "self", or 0/nothing for all users.`,
+        );
+      jobs.startFixPrivileges(store.db, scope);
+      return sendEnvelope(reply, 200, 'Privilege fixing started.');
+    },
+  );
+}

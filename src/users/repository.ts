@@ -1,0 +1,81 @@
+// Users: plain functions over the database handle or a transaction.
+import { sql, type Selectable } from 'kysely';
+import type { Db, Dialect } from '../store/database.ts';
+import type { UserTable } from '../store/schema.ts';
+import { usernameSafe } from './username.ts';
+
+export type UserRow = Selectable<UserTable>;
+
+/** Ids are 32-bit integers in every dialect; anything else cannot name a user and is never sent to SQL. */
+export const isPossibleUserId = (id: number): boolean =>
+  Number.isInteger(id) && id >= 1 && id <= 2_147_483_647;
+
+export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  if (!isPossibleUserId(id)) return undefined;
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('username_safe', '=', usernameSafe(username))
+    .executeTakeFirst();
+}
+
+/** A user named by id (all digits) or by username, as the CLI's `U` argument. */
+export async function findUserByIdOrName(db: Db, ref: string): Promise<UserRow | undefined> {
+  if (/^\d+$/.test(ref)) {
+    const byId = await findUserById(db, Number(ref));
+    if (byId) return byId;
+  }
+  return findUserByUsername(db, ref);
+}
+
+export interface NewUser {
+  id?: number;
+  username: string;
+  passwordHash: string;
+  passwordVersion: number;
+  privileges: number;
+  now: number;
+}
+
+export async function insertUser(db: Db, dialect: Dialect, user: NewUser): Promise<number> {
+  const values = {
+    ...(user.id !== undefined ? { id: user.id } : {}),
+    username: user.username,
+    username_safe: usernameSafe(user.username),
+    privileges: user.privileges,
+    password_hash: user.passwordHash,
+    password_version: user.passwordVersion,
+    created_at: user.now,
+  };
+  if (dialect === 'postgres') {
+    const row = await db.insertInto('users').values(values).returning('id').executeTakeFirstOrThrow();
+    // An explicit id does not move the identity sequence; move it past the largest id in use.
+    if (user.id !== undefined)
+      await sql`SELECT setval(pg_get_serial_sequence('users', 'id'), (SELECT max(id) FROM users))`.execute(
+        db,
+      );
+    return row.id;
+  }
+  const result = await db.insertInto('users').values(values).executeTakeFirstOrThrow();
+  return user.id ?? Number(result.insertId);
+}
+
+export async function setUserPrivileges(db: Db, id: number, privileges: number): Promise<void> {
+  await db.updateTable('users').set({ privileges }).where('id', '=', id).execute();
+}
+
+export async function setUserPassword(db: Db, id: number, passwordHash: string, passwordVersion: number) {
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, password_version: passwordVersion })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function listUsers(db: Db): Promise<Array<Pick<UserRow, 'id' | 'username' | 'privileges'>>> {
+  return db.selectFrom('users').select(['id', 'username', 'privileges']).orderBy('id').execute();
+}
