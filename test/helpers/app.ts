@@ -1,0 +1,93 @@
+// build(t, dialect): a tokend app on a fresh database, closed (and the database dropped) after the test.
+import type { TestContext } from 'node:test';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { buildApp, type BuildOptions } from '../../src/app.ts';
+import { openStore, type Dialect, type Store } from '../../src/store/database.ts';
+import { insertUser } from '../../src/users/repository.ts';
+import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
+import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { createTestDatabase, type TestDatabase } from './databases.ts';
+
+/** Privileges of an ordinary active user: UserPublic + UserNormal. */
+export const ACTIVE = 3;
+
+export interface TestUser {
+  id: number;
+  username: string;
+  password: string;
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  store: Store;
+  config: Config;
+  database: TestDatabase;
+  /** Requests under {base_url}/v1 (pass a path like '/tokens'). */
+  api(options: InjectOptions & { path: string }): Promise<LightMyRequestResponse>;
+  createUser(user?: Partial<TestUser> & { privileges?: number; passwordVersion?: number }): Promise<TestUser>;
+  /** A token straight from the service (no HTTP, no rate limit). */
+  createToken(
+    userId: number,
+    options?: { privileges?: number; description?: string; private?: boolean },
+  ): Promise<{ id: number; secret: string }>;
+  setUserPrivileges(userId: number, privileges: number): Promise<void>;
+}
+
+const hasher = new PasswordHasher({ cost: 4, concurrency: 4 });
+let userCounter = 0;
+
+export async function build(
+  t: TestContext,
+  dialect: Dialect,
+  env: Record<string, string> = {},
+  options: BuildOptions = {},
+): Promise<Harness> {
+  const database = await createTestDatabase(dialect);
+  const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4', ...env });
+  config.database = database.config;
+  const store = await openStore(database.config);
+  const app = await buildApp(config, { store, ...options });
+  await app.ready();
+  t.after(async () => {
+    await app.close();
+    await database.drop();
+  });
+  const base = `${config.basePath}/v1`;
+  return {
+    app,
+    store,
+    config,
+    database,
+    api: ({ path, ...rest }) => app.inject({ ...rest, url: `${base}${path}` }),
+    async createUser(user = {}) {
+      userCounter++;
+      const username = user.username ?? `user${userCounter}_${Math.random().toString(36).slice(2, 8)}`;
+      const password = user.password ?? `pw-${userCounter}`;
+      const id = await insertUser(store.db, store.dialect, {
+        id: user.id,
+        username,
+        passwordHash: await hasher.hash(password),
+        passwordVersion: user.passwordVersion ?? CURRENT_PASSWORD_VERSION,
+        privileges: user.privileges ?? ACTIVE,
+        now: nowSeconds(),
+      });
+      return { id, username, password };
+    },
+    createToken: (userId, o = {}) =>
+      issueToken(store.db, store.dialect, {
+        userId,
+        privileges: o.privileges ?? 0,
+        description: o.description ?? '',
+        private: o.private ?? false,
+        now: nowSeconds(),
+      }),
+    async setUserPrivileges(userId, privileges) {
+      await store.db.updateTable('users').set({ privileges }).where('id', '=', userId).execute();
+    },
+  };
+}
+
+/** The parsed JSON body of a response. */
+export const body = (r: LightMyRequestResponse): Record<string, unknown> =>
+  r.json() as Record<string, unknown>;
