@@ -2,6 +2,7 @@
 import { CompiledQuery, sql, type Selectable } from 'kysely';
 import type { Db, Dialect } from '../store/database.ts';
 import type { TokenTable } from '../store/schema.ts';
+import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
 
 export type TokenRow = Selectable<TokenTable>;
@@ -156,6 +157,7 @@ export async function fixTokenPrivileges(db: Db, scope: FixScope): Promise<numbe
       .set({ privileges: limited })
       .where(sql<boolean>`tokens.privileges <> ${limited}`);
   if (scope.kind === 'user') {
+    if (!isPossibleUserId(scope.userId)) return 0; // no such user; never send an out-of-range id to SQL
     const r = await update().where('user_id', '=', scope.userId).executeTakeFirst();
     return Number(r.numUpdatedRows);
   }
