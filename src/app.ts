@@ -1,6 +1,7 @@
 // Builds the Fastify app in a fixed order: external plugins, tokend's services, then routes.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
+import helmet from '@fastify/helmet';
 import type { Config } from './config.ts';
 import { openStore, type Store } from './store/database.ts';
 import { PasswordHasher } from './users/passwords.ts';
@@ -16,6 +17,8 @@ import { identityPlugin } from './http/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { makeErrorHandler, notFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
+import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
+import { answerClientError, capConnectionsPerAddress } from './health/connections.ts';
 
 export interface Services {
   config: Config;
@@ -51,7 +54,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: false,
+    // Abuse limits (SECURITY.md): slow or oversized requests are cut off; config.ts has the defaults.
+    connectionTimeout: config.http.connectionTimeoutMs,
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    maxRequestsPerSocket: config.http.maxRequestsPerSocket,
+    http: {
+      maxHeaderSize: config.http.maxHeaderSize,
+      headersTimeout: config.http.headersTimeoutMs,
+      // How often Node looks for requests past their deadlines.
+      connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
+    },
+    clientErrorHandler: answerClientError,
   });
+  capConnectionsPerAddress(app.server, config.http.maxConnectionsPerIp);
 
   const store = options.store ?? (await openStore(config.database, { poolSize: config.dbPoolSize }));
   const lastUsed = new LastUsedBatcher(store.db, store.dialect, app.log);
@@ -82,6 +98,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     parseJson(request, text, done);
   });
 
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        'frame-ancestors': ["'none'"],
+        // The OAuth consent form redirects to the client's registered URI, which form-action would block.
+        'form-action': null,
+        'upgrade-insecure-requests': null,
+      },
+    },
+    // JSONP answers are loaded by script tags on other sites.
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
   await app.register(cookie);
   await app.register(identityPlugin, {
     findToken: tokenLookup(store.db),
@@ -92,6 +122,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));
   app.setNotFoundHandler(notFound);
+
+  const readinessChecks: ReadinessCheck[] = [{ name: 'database', check: () => store.ping() }];
+  await app.register(healthRoutes, { checks: readinessChecks, timeoutMs: DEFAULT_READY_TIMEOUT_MS });
 
   await app.register(
     async (api) => {

@@ -22,6 +22,25 @@ export interface Config {
   bcryptConcurrency: number;
   lastUsedFlushMs: number;
   bodyLimit: number;
+  /** Abuse limits of the HTTP server (see SECURITY.md). Timeouts in ms; 0 turns a limit off. */
+  http: HttpLimits;
+}
+
+export interface HttpLimits {
+  /** A socket with no traffic for this long is closed. */
+  connectionTimeoutMs: number;
+  /** The whole request (headers and body) must arrive within this time, or 408. */
+  requestTimeoutMs: number;
+  /** The request headers must arrive within this time (slowloris), or 408. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long. */
+  keepAliveTimeoutMs: number;
+  /** A keep-alive connection is closed after serving this many requests. */
+  maxRequestsPerSocket: number;
+  /** Largest total size of the request line and headers, in bytes, or 431. */
+  maxHeaderSize: number;
+  /** Open connections allowed from one client address; more are closed at once. */
+  maxConnectionsPerIp: number;
 }
 
 export class ConfigError extends Error {
@@ -115,5 +134,26 @@ export function loadConfig(env: Env = process.env): Config {
     bcryptConcurrency: integer(env, 'BCRYPT_CONCURRENCY', 4, 1, 1024),
     lastUsedFlushMs: integer(env, 'LAST_USED_FLUSH_MS', 1000, 10, 1000),
     bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 100 * 1024 * 1024),
+    http: loadHttpLimits(env),
   };
+}
+
+function loadHttpLimits(env: Env): HttpLimits {
+  const hour = 3_600_000;
+  const limits: HttpLimits = {
+    connectionTimeoutMs: integer(env, 'CONNECTION_TIMEOUT_MS', 60_000, 0, hour),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 0, hour),
+    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, hour),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, hour),
+    maxRequestsPerSocket: integer(env, 'MAX_REQUESTS_PER_SOCKET', 10_000, 0, 1_000_000_000),
+    maxHeaderSize: integer(env, 'MAX_HEADER_SIZE', 16 * 1024, 1024, 1024 * 1024),
+    maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
+  };
+  // The headers are part of the request: their deadline cannot be later than the whole request's.
+  if (limits.requestTimeoutMs !== 0 && limits.headersTimeoutMs > limits.requestTimeoutMs)
+    throw new ConfigError(
+      'HEADERS_TIMEOUT_MS',
+      `must not exceed REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}); got ${limits.headersTimeoutMs}`,
+    );
+  return limits;
 }

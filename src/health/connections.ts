@@ -1,0 +1,58 @@
+// Protections below the router: a cap on open connections per client address, and envelope answers
+// for requests the HTTP parser refuses (headers too large, too slow, malformed).
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * Closes, at once, any connection beyond `max` open ones from the same socket address, so one host
+ * cannot hold every file descriptor. Behind a reverse proxy every connection comes from the proxy:
+ * set the cap above the proxy's upstream pool, or 0, and cap per client at the proxy (SECURITY.md).
+ */
+export function capConnectionsPerAddress(server: Server, max: number): void {
+  if (max <= 0) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > max) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
+
+const CLIENT_ERROR_MESSAGES: Record<number, string> = {
+  400: 'Malformed HTTP request.',
+  408: 'The request took too long to arrive.',
+  431: 'The request headers are too large.',
+};
+
+function clientErrorStatus(code: string | undefined): number {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  return 400;
+}
+
+/** Fastify's clientErrorHandler: the parser's refusals answer with the envelope too, then close. */
+export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = clientErrorStatus(err.code);
+  const body = JSON.stringify({ code: status, message: CLIENT_ERROR_MESSAGES[status] });
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'X-Content-Type-Options: nosniff\r\n' +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  socket.destroy();
+}

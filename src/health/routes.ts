@@ -1,0 +1,81 @@
+// Load-balancer probes at the server root: /health/live (the process answers) and /health/ready
+// (its dependencies answer too). Each dependency check is bounded, so a hung database makes the
+// probe say 503 promptly instead of hanging with it.
+import type { FastifyInstance } from 'fastify';
+import { sendEnvelope } from '../http/envelope.ts';
+
+export interface ReadinessCheck {
+  /** Shown in the probe's answer, e.g. "database". */
+  name: string;
+  /** Resolves when the dependency answers; rejects otherwise. */
+  check: () => Promise<unknown>;
+}
+
+export interface HealthOptions {
+  checks: ReadonlyArray<ReadinessCheck>;
+  /** How long one check may take before it counts as failed. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_READY_TIMEOUT_MS = 1000;
+
+/** Resolves to true when `check` settles successfully within `timeoutMs`. Never rejects. */
+export async function passesWithin(check: () => Promise<unknown>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve()
+        .then(check)
+        .then(
+          () => true,
+          () => false,
+        ),
+      timedOut,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const healthSchema = {
+  response: {
+    '2xx': {
+      type: 'object',
+      properties: {
+        code: { type: 'integer' },
+        message: { type: 'string' },
+        checks: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
+    '5xx': {
+      type: 'object',
+      properties: {
+        code: { type: 'integer' },
+        message: { type: 'string' },
+        checks: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
+  },
+} as const;
+
+export async function healthRoutes(app: FastifyInstance, options: HealthOptions): Promise<void> {
+  app.get('/health/live', { schema: healthSchema, logLevel: 'warn' }, async (_request, reply) =>
+    sendEnvelope(reply, 200, 'alive'),
+  );
+
+  app.get('/health/ready', { schema: healthSchema, logLevel: 'warn' }, async (_request, reply) => {
+    const results = await Promise.all(
+      options.checks.map(
+        async ({ name, check }) => [name, await passesWithin(check, options.timeoutMs)] as const,
+      ),
+    );
+    const checks = Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'ok' : 'failing']));
+    const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
+    if (failing.length > 0)
+      return sendEnvelope(reply, 503, `Not ready: ${failing.join(', ')} not answering.`, { checks });
+    return sendEnvelope(reply, 200, 'ready', { checks });
+  });
+}
