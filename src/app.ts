@@ -17,6 +17,11 @@ import { identityPlugin } from './http/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { makeErrorHandler, notFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
+import { echoRequestId, requestIdFor } from './http/logging.ts';
+import { ExpirySweeper } from './tokens/expiry.ts';
+import { TokendMetrics, observeServices } from './metrics/metrics.ts';
+import { metricsPlugin } from './metrics/plugin.ts';
+import { registerDocs } from './docs/plugin.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
 import { answerClientError, capConnectionsPerAddress } from './health/connections.ts';
 
@@ -28,6 +33,8 @@ export interface Services {
   lastUsed: LastUsedBatcher;
   bearerTokens: BearerTokenStore | undefined;
   jobs: BackgroundJobs;
+  metrics: TokendMetrics;
+  expiry: ExpirySweeper;
 }
 
 declare module 'fastify' {
@@ -54,6 +61,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: false,
+    // An incoming X-Request-Id is kept only when short and safe (see requestIdFor); it tags every log line.
+    requestIdHeader: false,
+    genReqId: requestIdFor,
     // Abuse limits (SECURITY.md): slow or oversized requests are cut off; config.ts has the defaults.
     connectionTimeout: config.http.connectionTimeoutMs,
     requestTimeout: config.http.requestTimeoutMs,
@@ -80,11 +90,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     lastUsed,
     bearerTokens: undefined,
     jobs: new BackgroundJobs(app.log),
+    metrics: new TokendMetrics(),
+    expiry: new ExpirySweeper(store.db, app.log, nowSeconds),
   };
   app.decorate('tokend', services);
+  observeServices(services.metrics, services);
   lastUsed.start(config.lastUsedFlushMs);
+  services.expiry.start(config.tokenSweepIntervalS * 1000);
   app.addHook('onClose', async () => {
     await services.jobs.idle();
+    await services.expiry.stop();
     await lastUsed.stop();
     await store.close();
   });
@@ -122,6 +137,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));
   app.setNotFoundHandler(notFound);
+  app.addHook('onRequest', echoRequestId);
+
+  // Before every route: metrics count each route, and the API document collects them as they are added.
+  await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
+  await registerDocs(app, config.basePath);
 
   const readinessChecks: ReadinessCheck[] = [{ name: 'database', check: () => store.ping() }];
   await app.register(healthRoutes, { checks: readinessChecks, timeoutMs: DEFAULT_READY_TIMEOUT_MS });

@@ -22,6 +22,10 @@ export interface Config {
   bcryptConcurrency: number;
   lastUsedFlushMs: number;
   bodyLimit: number;
+  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined;
+  /** How often expired tokens are deleted (seconds). */
+  tokenSweepIntervalS: number;
   /** Abuse limits of the HTTP server (see SECURITY.md). Timeouts in ms; 0 turns a limit off. */
   http: HttpLimits;
 }
@@ -98,6 +102,16 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
   return list;
 }
 
+function parseMetricsToken(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,}$/.test(raw))
+    throw new ConfigError(
+      'METRICS_TOKEN',
+      'expected at least 16 printable characters without spaces (or leave it unset for open metrics)',
+    );
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -134,6 +148,8 @@ export function loadConfig(env: Env = process.env): Config {
     bcryptConcurrency: integer(env, 'BCRYPT_CONCURRENCY', 4, 1, 1024),
     lastUsedFlushMs: integer(env, 'LAST_USED_FLUSH_MS', 1000, 10, 1000),
     bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 100 * 1024 * 1024),
+    metricsToken: parseMetricsToken(env.METRICS_TOKEN),
+    tokenSweepIntervalS: integer(env, 'TOKEN_SWEEP_INTERVAL_S', 60, 1, 86_400),
     http: loadHttpLimits(env),
   };
 }

@@ -1,5 +1,22 @@
 // Logger options: secrets never reach a log line (credential headers, cookies, token query parameters).
-import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+// Every request's lines carry its id (reqId), which the response echoes as X-Request-Id.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+/** What an incoming request id may look like to be kept: short, and safe in a log line and a header. */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The caller's X-Request-Id when it is short and safe (so ids can be followed across services), else a new UUID. */
+export function requestIdFor(request: IncomingMessage): string {
+  const incoming = request.headers[REQUEST_ID_HEADER];
+  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+export async function echoRequestId(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.header(REQUEST_ID_HEADER, request.id);
+}
 
 const SECRET_QUERY_PARAMS =
   /([?&](?:token|k|code|code_verifier|client_secret|refresh_token|password)=)[^&#]*/gi;
@@ -18,6 +35,18 @@ export const REDACTED_PATHS = [
   'password',
   'token',
   'secret',
+  // the same keys one level down (e.g. a logged body or scope object), and OAuth's secrets
+  '*.password',
+  '*.token',
+  '*.secret',
+  'client_secret',
+  '*.client_secret',
+  'access_token',
+  '*.access_token',
+  'refresh_token',
+  '*.refresh_token',
+  'code_verifier',
+  '*.code_verifier',
 ];
 
 export function loggerOptions(level: string): NonNullable<FastifyServerOptions['logger']> {

@@ -57,9 +57,24 @@ const usersAndTokens: MigrationFactory = (dialect) => ({
   },
 });
 
+/** Optional token expiry (Unix seconds); NULL means the token never expires. */
+const tokenExpiry: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    await db.schema.alterTable('tokens').addColumn('expires_at', 'bigint').execute();
+    // Serves the expiry sweep (DELETE … WHERE expires_at <= now).
+    await db.schema.createIndex('tokens_expires_at').on('tokens').column('expires_at').execute();
+  },
+  async down(db: AnyDb) {
+    const drop = db.schema.dropIndex('tokens_expires_at');
+    await (dialect === 'mysql' ? drop.on('tokens') : drop).execute();
+    await db.schema.alterTable('tokens').dropColumn('expires_at').execute();
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
+  ['0003_token_expiry', tokenExpiry],
 ];
 
 class StaticProvider implements MigrationProvider {

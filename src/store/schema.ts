@@ -23,6 +23,8 @@ export interface TokenTable {
   private: number;
   /** Unix seconds: creation, then latest use */
   last_updated: number;
+  /** Unix seconds after which the token no longer authenticates; null: never expires */
+  expires_at: number | null;
 }
 
 export interface Database {

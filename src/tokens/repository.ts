@@ -6,7 +6,10 @@ import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
 
 export type TokenRow = Selectable<TokenTable>;
-export type ListedToken = Pick<TokenRow, 'id' | 'privileges' | 'description' | 'last_updated'>;
+/** A listed token; `expires_at` is present only on tokens that expire. */
+export type ListedToken = Pick<TokenRow, 'id' | 'privileges' | 'description' | 'last_updated'> & {
+  expires_at?: number;
+};
 
 export interface NewToken {
   userId: number;
@@ -15,6 +18,8 @@ export interface NewToken {
   tokenHash: string;
   private: boolean;
   now: number;
+  /** Unix seconds; absent or null: never expires */
+  expiresAt?: number | null;
 }
 
 export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Promise<number> {
@@ -25,6 +30,7 @@ export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Pr
     token_hash: token.tokenHash,
     private: token.private ? 1 : 0,
     last_updated: token.now,
+    expires_at: token.expiresAt ?? null,
   };
   if (dialect === 'mysql') {
     const result = await db.insertInto('tokens').values(values).executeTakeFirstOrThrow();
@@ -45,8 +51,9 @@ export interface TokenWithOwner {
 }
 
 /**
- * The hot-path lookup, compiled once per handle: each call only swaps the parameter,
- * so no query building happens per request.
+ * The hot-path lookup, compiled once per handle: each call only swaps the parameters,
+ * so no query building happens per request. An expired token is not found (same query, via
+ * the unique index on token_hash), so it stops authenticating the moment it expires.
  */
 export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwner | undefined> {
   const compiled = db
@@ -61,9 +68,12 @@ export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwn
       'users.privileges as user_privileges',
     ])
     .where('tokens.token_hash', '=', '')
+    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]))
     .compile();
+  // Parameters in the order of the WHERE above: the hash, then the current time.
   return async (tokenHash) => {
-    const result = await db.executeQuery<TokenWithOwner>(CompiledQuery.raw(compiled.sql, [tokenHash]));
+    const now = Math.floor(Date.now() / 1000);
+    const result = await db.executeQuery<TokenWithOwner>(CompiledQuery.raw(compiled.sql, [tokenHash, now]));
     return result.rows[0];
   };
 }
@@ -73,23 +83,46 @@ export async function listPublicTokens(
   userId: number,
   limit: number,
   offset: number,
+  now: number = Math.floor(Date.now() / 1000),
 ): Promise<ListedToken[]> {
-  return db
+  const rows = await db
     .selectFrom('tokens')
-    .select(['id', 'privileges', 'description', 'last_updated'])
+    .select(['id', 'privileges', 'description', 'last_updated', 'expires_at'])
     .where('user_id', '=', userId)
     .where('private', '=', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .orderBy('id')
     .limit(limit)
     .offset(offset)
     .execute();
+  // Tokens without an expiry carry exactly the spec's four fields.
+  return rows.map(({ expires_at, ...token }) =>
+    expires_at === null ? token : { ...token, expires_at: Number(expires_at) },
+  );
+}
+
+/** Deletes one public token of this user; false when there is none with that id (or it is someone else's). */
+export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: number): Promise<boolean> {
+  const result = await db
+    .deleteFrom('tokens')
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
+    .where('private', '=', 0)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Deletes every token that expired at or before `now`; returns how many. */
+export async function deleteExpiredTokens(db: Db, now: number): Promise<number> {
+  const result = await db.deleteFrom('tokens').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Every token of a user, private ones too (for operators). */
 export async function listAllTokensOfUser(
   db: Db,
   userId: number,
-): Promise<Array<Omit<TokenRow, 'token_hash'>>> {
+): Promise<Array<Omit<TokenRow, 'token_hash' | 'expires_at'>>> {
   return db
     .selectFrom('tokens')
     .select(['id', 'user_id', 'privileges', 'description', 'private', 'last_updated'])

@@ -4,9 +4,10 @@ import { envelopeProperties, sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';
 import type { Identity } from '../http/identity.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../privileges.ts';
-import { listPublicTokens, deleteTokenById } from './repository.ts';
+import { listPublicTokens, deleteTokenById, deletePublicTokenOfUser } from './repository.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
+import { MAX_EXPIRES_IN_S } from './expiry.ts';
 
 interface CreateBody {
   username?: string | null;
@@ -14,19 +15,36 @@ interface CreateBody {
   password?: string | null;
   privileges?: number | null;
   description?: string | null;
+  expires_in?: number | null;
 }
 
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
 const createSchema = {
+  tags: ['tokens'],
+  summary: 'Create a token from a username or user id and a password',
+  description:
+    'Checks, in order: body, missing fields (422), user (404), login rate limit (429), legacy password (418), ' +
+    'password (403), ban (402). The secret is returned once. `privileges` is limited to what the user may hold.',
   body: {
     type: 'object',
     properties: {
-      username: { type: ['string', 'null'] },
-      id: { type: ['integer', 'null'] },
+      username: { type: ['string', 'null'], description: 'Ignored when id is non-zero.' },
+      id: { type: ['integer', 'null'], description: 'User id; takes precedence over username.' },
       password: { type: ['string', 'null'] },
-      privileges: { type: ['integer', 'null'], minimum: 0, maximum: 2 ** 53 },
+      privileges: {
+        type: ['integer', 'null'],
+        minimum: 0,
+        maximum: 2 ** 53,
+        description: 'Requested token privileges (bit mask).',
+      },
       description: { type: ['string', 'null'], maxLength: MAX_DESCRIPTION_LENGTH },
+      expires_in: {
+        type: ['integer', 'null'],
+        minimum: 1,
+        maximum: MAX_EXPIRES_IN_S,
+        description: 'Seconds until the token expires (at most 10 years). Absent: it never expires.',
+      },
     },
   },
   response: {
@@ -37,8 +55,9 @@ const createSchema = {
         username: { type: 'string' },
         id: { type: 'integer' },
         privileges: { type: 'integer' },
-        token: { type: 'string' },
+        token: { type: 'string', description: 'The secret (32 hex characters), shown only here.' },
         banned: { type: 'boolean' },
+        expires_at: { type: 'integer', description: 'Unix seconds; only when expires_in was given.' },
       },
     },
   },
@@ -52,18 +71,34 @@ const tokenProperties = {
 } as const;
 
 const listSchema = {
+  tags: ['tokens'],
+  summary: "List the caller's public tokens",
+  description:
+    'Ordered by id. `p` is the page (from 1), `l` the page size (at most 50, the default). ' +
+    'Expired tokens are not listed; `expires_at` appears only on tokens that expire.',
   response: {
     200: {
       type: 'object',
       properties: {
         ...envelopeProperties,
-        tokens: { type: 'array', items: { type: 'object', properties: tokenProperties } },
+        tokens: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              ...tokenProperties,
+              expires_at: { type: 'integer', description: 'Unix seconds; only on tokens that expire.' },
+            },
+          },
+        },
       },
     },
   },
 } as const;
 
 const selfSchema = {
+  tags: ['tokens'],
+  summary: 'Read the token this request is authenticated with',
   response: {
     200: {
       type: 'object',
@@ -84,6 +119,38 @@ const selfSchema = {
       },
     },
   },
+} as const;
+
+const messageSchema = { type: 'object', properties: envelopeProperties } as const;
+
+const deleteSelfSchema = {
+  tags: ['tokens'],
+  summary: 'Delete the token (or bearer token) this request is authenticated with',
+  response: { 200: messageSchema },
+} as const;
+
+/** Largest id a token can have (a 32-bit signed integer column). */
+const MAX_TOKEN_ID = 2_147_483_647;
+
+const deleteByIdSchema = {
+  tags: ['tokens'],
+  summary: "Revoke one of the caller's public tokens by id",
+  description: "404 when the id is not one of the caller's tokens, whether or not it exists.",
+  params: {
+    type: 'object',
+    properties: { id: { type: 'string', pattern: '^[0-9]+$', description: 'Token id (an integer).' } },
+    required: ['id'],
+  },
+  response: { 200: messageSchema },
+} as const;
+
+const fixPrivilegesSchema = {
+  tags: ['tokens'],
+  summary: "Re-limit stored token privileges to their owners' current privileges",
+  description:
+    'Needs ManageUser and APIMeta. Query `id`: a user id, `self`, or absent/0 for every user. ' +
+    'Answers at once; the job runs in the background.',
+  response: { 200: messageSchema },
 } as const;
 
 export const FIX_PRIVILEGES_NEEDS = TokenPrivilege.ManageUser | TokenPrivilege.APIMeta;
@@ -122,9 +189,17 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
 
     const result = await loginForToken(
       { db: store.db, dialect: store.dialect, passwords, loginLimiter },
-      { username, id, password, privileges: body.privileges ?? 0, description: body.description ?? '' },
+      {
+        username,
+        id,
+        password,
+        privileges: body.privileges ?? 0,
+        description: body.description ?? '',
+        expiresIn: body.expires_in ?? undefined,
+      },
       request.ip,
     );
+    app.tokend.metrics.loginAttempt(result.kind);
     switch (result.kind) {
       case 'no-user':
         return sendEnvelope(reply, 404, 'No user with that username/id was found.');
@@ -152,6 +227,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
           privileges: result.privileges,
           token: result.token.secret,
           banned: false,
+          ...(result.expiresAt === undefined ? {} : { expires_at: result.expiresAt }),
         });
     }
   }
@@ -213,12 +289,30 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     }
     return sendEnvelope(reply, 200, 'Bye! The token has been deleted.');
   }
-  app.post('/tokens/self/delete', { config: { identify: true } }, deleteSelf);
-  app.delete('/tokens/self', { config: { identify: true } }, deleteSelf);
+  app.post('/tokens/self/delete', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
+  app.delete('/tokens/self', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
+
+  // Static segments win over parameters in the router, so /tokens/self and /tokens/self/delete stay as above.
+  async function deleteById(request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
+    const identity = identityOf(request);
+    if (identity.kind === 'none')
+      return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+    const tokenId = Number(request.params.id);
+    // The same answer whether the id is someone else's or does not exist.
+    const deleted =
+      tokenId >= 1 &&
+      tokenId <= MAX_TOKEN_ID &&
+      (await deletePublicTokenOfUser(store.db, identity.userId, tokenId));
+    if (!deleted) return sendEnvelope(reply, 404, 'You have no token with that id.');
+    lastUsed.forget(tokenId);
+    return sendEnvelope(reply, 200, 'The token has been deleted.');
+  }
+  app.post('/tokens/:id/delete', { schema: deleteByIdSchema, config: { identify: true } }, deleteById);
+  app.delete('/tokens/:id', { schema: deleteByIdSchema, config: { identify: true } }, deleteById);
 
   app.post(
     '/tokens/fix_privileges',
-    { config: { identify: true } },
+    { schema: fixPrivilegesSchema, config: { identify: true } },
     async (request: FastifyRequest<{ Querystring: { id?: string | string[] } }>, reply) => {
       const identity = identityOf(request);
       const refused = lacksPrivileges(identity, FIX_PRIVILEGES_NEEDS, reply);

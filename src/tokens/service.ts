@@ -21,7 +21,15 @@ export interface IssuedToken {
 export async function issueToken(
   db: Db,
   dialect: Dialect,
-  token: { userId: number; privileges: number; description: string; private: boolean; now: number },
+  token: {
+    userId: number;
+    privileges: number;
+    description: string;
+    private: boolean;
+    now: number;
+    /** Unix seconds; absent or null: never expires */
+    expiresAt?: number | null;
+  },
 ): Promise<IssuedToken> {
   for (let attempt = 1; ; attempt++) {
     const secret = newTokenSecret();
@@ -40,10 +48,12 @@ export interface LoginInput {
   password: string;
   privileges: number;
   description: string;
+  /** Seconds until the token expires; absent: never */
+  expiresIn?: number;
 }
 
 export type LoginResult =
-  | { kind: 'created'; user: UserRow; token: IssuedToken; privileges: number }
+  | { kind: 'created'; user: UserRow; token: IssuedToken; privileges: number; expiresAt?: number }
   | { kind: 'no-user' }
   | { kind: 'rate-limited'; retryAfterS: number }
   | { kind: 'legacy-password' }
@@ -77,12 +87,17 @@ export async function loginForToken(
   if (isBanned(user.privileges)) return { kind: 'banned', user };
 
   const privileges = limit(input.privileges, user.privileges);
+  const now = nowSeconds();
+  const expiresAt = input.expiresIn === undefined ? undefined : now + input.expiresIn;
   const token = await issueToken(deps.db, deps.dialect, {
     userId: user.id,
     privileges,
     description: input.description,
     private: false,
-    now: nowSeconds(),
+    now,
+    expiresAt,
   });
-  return { kind: 'created', user, token, privileges };
+  return expiresAt === undefined
+    ? { kind: 'created', user, token, privileges }
+    : { kind: 'created', user, token, privileges, expiresAt };
 }

@@ -1,0 +1,141 @@
+// The service's Prometheus metrics. One registry per app instance, so several apps in one process
+// (tests, workers) never share or double-register series.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { LoginResult } from '../tokens/service.ts';
+
+/** Connections of the database pool, where the driver tells. */
+export interface PoolStats {
+  /** Connections open (busy and idle). */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  /** Largest number of connections the pool may open. */
+  max: number;
+}
+
+/** Login outcomes as labelled on tokend_login_attempts_total: `ok` or the response code. */
+export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
+  created: 'ok',
+  'no-user': '404',
+  'rate-limited': '429',
+  'legacy-password': '418',
+  'wrong-password': '403',
+  banned: '402',
+};
+
+/** Label for requests that matched no route: raw URLs would make the series unbounded. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+export class TokendMetrics {
+  readonly registry = new Registry();
+  private poolStats: (() => PoolStats | undefined) | undefined;
+
+  readonly httpRequests = new Counter({
+    name: 'tokend_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'tokend_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly tokensCreated = new Counter({
+    name: 'tokend_tokens_created_total',
+    help: 'Tokens created, by where they were created (api: the token creation endpoint; web: the token page).',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
+
+  readonly loginAttempts = new Counter({
+    name: 'tokend_login_attempts_total',
+    help: 'Token creation attempts that reached the user lookup, by outcome (ok or the response code).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly fixPrivilegesRuns = new Counter({
+    name: 'tokend_fix_privileges_runs_total',
+    help: 'fix_privileges jobs that finished.',
+    registers: [this.registry],
+  });
+
+  readonly fixPrivilegesRows = new Counter({
+    name: 'tokend_fix_privileges_rows_rewritten_total',
+    help: 'Token rows whose privileges fix_privileges rewrote.',
+    registers: [this.registry],
+  });
+
+  readonly lastUsedBatch = new Histogram({
+    name: 'tokend_last_used_batch_size',
+    help: 'Token uses written per last_updated batch.',
+    buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000],
+    registers: [this.registry],
+  });
+
+  readonly tokensExpired = new Counter({
+    name: 'tokend_tokens_expired_deleted_total',
+    help: 'Expired tokens deleted by the expiry sweep.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    for (const outcome of Object.values(LOGIN_OUTCOME)) this.loginAttempts.inc({ outcome }, 0);
+    this.tokensCreated.inc({ via: 'api' }, 0);
+    const readPool = () => this.poolStats?.();
+    new Gauge({
+      name: 'tokend_db_pool_connections',
+      help: 'Database pool connections by state (total, idle, in_use), waiting queries and the maximum.',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = readPool();
+        if (!stats) return;
+        this.set({ state: 'total' }, stats.total);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'in_use' }, stats.total - stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+        this.set({ state: 'max' }, stats.max);
+      },
+    });
+  }
+
+  /** Where pool figures come from; without one (SQLite) the gauge has no series. */
+  observePool(stats: () => PoolStats | undefined): void {
+    this.poolStats = stats;
+  }
+
+  loginAttempt(kind: LoginResult['kind']): void {
+    this.loginAttempts.inc({ outcome: LOGIN_OUTCOME[kind] });
+    if (kind === 'created') this.tokensCreated.inc({ via: 'api' });
+  }
+
+  request(method: string, route: string | undefined, code: number, seconds: number): void {
+    const labels = { method, route: route ?? UNMATCHED_ROUTE, code: String(code) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+}
+
+/** The background work whose figures the metrics report. */
+export interface Observed {
+  jobs: { onFixed: ((rows: number) => void) | undefined };
+  lastUsed: { onFlush: ((size: number) => void) | undefined };
+  expiry: { onSwept: ((deleted: number) => void) | undefined };
+}
+
+/** Points the background services' callbacks at the metrics. */
+export function observeServices(metrics: TokendMetrics, services: Observed): void {
+  services.jobs.onFixed = (rows) => {
+    metrics.fixPrivilegesRuns.inc();
+    metrics.fixPrivilegesRows.inc(rows);
+  };
+  services.lastUsed.onFlush = (size) => metrics.lastUsedBatch.observe(size);
+  services.expiry.onSwept = (deleted) => metrics.tokensExpired.inc(deleted);
+}

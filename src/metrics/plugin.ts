@@ -1,0 +1,56 @@
+// GET /metrics (Prometheus text format) and the hooks that feed it. Registered before every route,
+// so each request is counted under its route pattern, never its raw URL.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendEnvelope } from '../http/envelope.ts';
+import type { TokendMetrics } from './metrics.ts';
+
+export interface MetricsOptions {
+  metrics: TokendMetrics;
+  /** When set, scrapes must send `Authorization: Bearer <token>`. */
+  token: string | undefined;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** Constant-time comparison of the presented bearer secret with the configured one. */
+function presentsToken(request: FastifyRequest, expected: Buffer): boolean {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string' || !/^bearer /i.test(header)) return false;
+  return timingSafeEqual(digest(header.slice(7).trim()), expected);
+}
+
+const metricsSchema = {
+  tags: ['operations'],
+  summary: 'Prometheus metrics',
+  description:
+    'Request counts and latencies by route and code, tokens created, login attempts by outcome, ' +
+    'fix_privileges runs, last_updated batch sizes, database pool use. ' +
+    'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set.',
+  response: {
+    200: {
+      description: 'Prometheus text exposition format',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+  },
+} as const;
+
+export const metricsPlugin = fp<MetricsOptions>(
+  async (app, { metrics, token }) => {
+    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+      metrics.request(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+    });
+
+    const expected = token === undefined ? undefined : digest(token);
+    app.get('/metrics', { schema: metricsSchema }, async (request, reply) => {
+      if (expected !== undefined && !presentsToken(request, expected)) {
+        reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
+        return sendEnvelope(reply, 401, 'The metrics need Authorization: Bearer <METRICS_TOKEN>.');
+      }
+      const text = await metrics.registry.metrics();
+      return reply.header('content-type', metrics.registry.contentType).send(text);
+    });
+  },
+  { name: 'tokend-metrics' },
+);
