@@ -5,7 +5,7 @@ import helmet from '@fastify/helmet';
 import type { Config } from './config.ts';
 import { openStore, type Store } from './store/database.ts';
 import { PasswordHasher } from './users/passwords.ts';
-import { LoginLimiter } from './tokens/login-limiter.ts';
+import { createLoginLimiter, limiterSettings, type LoginLimiter } from './tokens/login-limiter.ts';
 import { LastUsedBatcher } from './tokens/last-used.ts';
 import { BackgroundJobs } from './tokens/fix-privileges.ts';
 import { tokenLookup } from './tokens/repository.ts';
@@ -79,14 +79,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   capConnectionsPerAddress(app.server, config.http.maxConnectionsPerIp);
 
-  const store = options.store ?? (await openStore(config.database, { poolSize: config.dbPoolSize }));
+  const store =
+    options.store ??
+    (await openStore(config.database, { poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs }));
   const lastUsed = new LastUsedBatcher(store.db, store.dialect, app.log);
   const services: Services = {
     config,
     store,
     passwords: new PasswordHasher({ cost: config.bcryptCost, concurrency: config.bcryptConcurrency }),
-    loginLimiter:
-      options.loginLimiter ?? LoginLimiter.inMemory(config.loginRateLimit, config.loginRateWindowS),
+    loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
     bearerTokens: undefined,
     jobs: new BackgroundJobs(app.log),
@@ -102,6 +103,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await services.expiry.stop();
     await lastUsed.stop();
     await store.close();
+    await services.loginLimiter.close();
   });
 
   // Empty JSON bodies count as no body; __proto__ and constructor.prototype keys are refused.

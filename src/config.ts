@@ -9,6 +9,10 @@ export interface Config {
   database: DatabaseConfig;
   dbPoolSize: number;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key tokend writes (several deployments or tests can share one Redis). */
+  redisKeyPrefix: string;
+  /** Longest wait for a database connection and for a query answer before the request fails (ms). */
+  dbTimeoutMs: number;
   host: string;
   port: number;
   basePath: string;
@@ -136,6 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
     database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/tokend.db'),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     redisUrl,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'tokend:',
+    dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 2000, 100, 600_000),
     host,
     port: integer(env, 'PORT', 8080, 0, 65535),
     basePath,

@@ -2,6 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp } from './app.ts';
+import { isClusterPrimary, runPrimary } from './cluster.ts';
 
 /** Longest a shutdown may take before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -44,8 +45,13 @@ export function loadConfigOrExit(): Config {
   }
 }
 
+/** One process, or with WORKERS > 1 a node:cluster primary here and serve() in each worker. */
+export function start(config: Config): Promise<void> {
+  return isClusterPrimary(config) ? runPrimary(config) : serve(config);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  serve(loadConfigOrExit()).catch((err: unknown) => {
+  start(loadConfigOrExit()).catch((err: unknown) => {
     process.stderr.write(`tokend: could not start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });

@@ -1,13 +1,27 @@
 // One database handle per dialect behind Kysely: SQLite (node:sqlite), PostgreSQL (pg), MySQL/MariaDB (mysql2).
+// Server databases get a bounded pool and bounded waits, so a dead or hung server fails a request in about
+// `timeoutMs` (a 500 envelope) instead of holding it open.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  Kysely,
+  MysqlDialect,
+  PostgresDialect,
+  SqliteDialect,
+  type MysqlPool,
+  type MysqlPoolConnection,
+  type MysqlQueryResult,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely';
 import pg from 'pg';
-import { createPool as createMysqlPool } from 'mysql2';
+import { createPool as createMysqlPool, type Pool as RawMysqlPool, type PoolConnection } from 'mysql2';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import { NodeSqliteDatabase } from './node-sqlite.ts';
 import { migrateToLatest } from './migrations.ts';
+import { DatabaseTimeoutError } from './errors.ts';
 
 export type Dialect = DatabaseConfig['kind'];
 export type Db = Kysely<Database>;
@@ -21,18 +35,156 @@ export interface Store {
 }
 
 export interface OpenOptions {
+  /** Connections per process (PostgreSQL, MySQL); DB_POOL_SIZE. */
   poolSize?: number;
-  /** How long a query may wait for a connection or an answer before it fails (ms). */
+  /** Longest wait for a connection (new or from the pool) and for a query's answer, in ms; DB_TIMEOUT_MS. */
   timeoutMs?: number;
   migrate?: boolean;
 }
 
+export const DEFAULT_POOL_SIZE = 10;
+export const DEFAULT_TIMEOUT_MS = 2000;
+/** Migrations may wait for another instance's migration lock and may rewrite whole tables. */
+const MIGRATION_QUERY_TIMEOUT_MS = 10 * 60_000;
+
 // pg returns BIGINT as strings by default; every BIGINT here (privileges, timestamps) fits in 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-function makeKysely(config: DatabaseConfig, options: OpenOptions): Db {
-  const poolSize = options.poolSize ?? 10;
-  const timeoutMs = options.timeoutMs ?? 2000;
+interface PoolLimits {
+  poolSize: number;
+  connectTimeoutMs: number;
+  queryTimeoutMs: number;
+}
+
+/**
+ * A pg pool whose clients are thrown away after a query timed out: such a client still waits for the
+ * lost answer, and every later query on it would queue behind that answer.
+ */
+class PostgresPoolWithTimeouts implements PostgresPool {
+  readonly Client = pg.Client;
+  private readonly pool: pg.Pool;
+  private readonly clients = new WeakMap<pg.PoolClient, PostgresClientWithTimeouts>();
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+  get options(): object {
+    return this.pool.options;
+  }
+  async connect(): Promise<PostgresPoolClient> {
+    const raw = await this.pool.connect();
+    let client = this.clients.get(raw);
+    if (client === undefined) {
+      client = new PostgresClientWithTimeouts(raw);
+      this.clients.set(raw, client);
+    }
+    return client as unknown as PostgresPoolClient;
+  }
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+class PostgresClientWithTimeouts {
+  private readonly raw: pg.PoolClient;
+  private broken = false;
+  constructor(raw: pg.PoolClient) {
+    this.raw = raw;
+  }
+  get processID(): number | undefined {
+    return (this.raw as unknown as { processID?: number }).processID;
+  }
+  async query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    try {
+      const result = await this.raw.query(sql, parameters as unknown[]);
+      return result as unknown as PostgresQueryResult<R>;
+    } catch (err) {
+      if (err instanceof Error && err.message === 'Query read timeout') {
+        this.broken = true;
+        throw new DatabaseTimeoutError('query', err);
+      }
+      throw err;
+    }
+  }
+  release(destroy?: boolean): void {
+    this.raw.release(destroy === true || this.broken);
+  }
+}
+
+/** mysql2 has neither a pool-acquire timeout nor a default query timeout; this adds both. */
+class MysqlPoolWithTimeouts implements MysqlPool {
+  private readonly pool: RawMysqlPool;
+  private readonly limits: PoolLimits;
+  private readonly connections = new WeakMap<PoolConnection, MysqlConnectionWithTimeout>();
+  constructor(pool: RawMysqlPool, limits: PoolLimits) {
+    this.pool = pool;
+    this.limits = limits;
+  }
+  getConnection(callback: (error: unknown, connection: MysqlPoolConnection) => void): void {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      callback(new DatabaseTimeoutError('connection'), undefined as unknown as MysqlPoolConnection);
+    }, this.limits.connectTimeoutMs);
+    this.pool.getConnection((err, raw) => {
+      if (settled) {
+        // The caller gave up; hand a late connection straight back.
+        raw?.release();
+        return;
+      }
+      settled = true;
+      clearTimeout(timer);
+      if (err) return callback(err, undefined as unknown as MysqlPoolConnection);
+      let connection = this.connections.get(raw);
+      if (connection === undefined) {
+        connection = new MysqlConnectionWithTimeout(raw, this.limits.queryTimeoutMs);
+        this.connections.set(raw, connection);
+      }
+      callback(null, connection as unknown as MysqlPoolConnection);
+    });
+  }
+  end(callback: (error: unknown) => void): void {
+    this.pool.end(callback);
+  }
+}
+
+class MysqlConnectionWithTimeout {
+  private readonly raw: PoolConnection;
+  private readonly timeoutMs: number;
+  constructor(raw: PoolConnection, timeoutMs: number) {
+    this.raw = raw;
+    this.timeoutMs = timeoutMs;
+  }
+  get config(): object {
+    return this.raw.config;
+  }
+  get threadId(): number {
+    return this.raw.threadId;
+  }
+  connect(callback?: (error: unknown) => void): void {
+    this.raw.connect(callback);
+  }
+  destroy(): void {
+    this.raw.destroy();
+  }
+  release(): void {
+    this.raw.release();
+  }
+  query(sql: string, parameters: unknown, callback?: (error: unknown, result: MysqlQueryResult) => void) {
+    const options = { sql, timeout: this.timeoutMs };
+    const values = parameters as unknown[];
+    if (callback === undefined) return this.raw.query(options, values);
+    return this.raw.query(options, values, (err: unknown, result: unknown) => {
+      if (err && (err as { code?: unknown }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
+        // The answer may still come; this connection cannot be trusted with another query.
+        this.raw.destroy();
+        return callback(new DatabaseTimeoutError('query', err), undefined as unknown as MysqlQueryResult);
+      }
+      callback(err, result as MysqlQueryResult);
+    });
+  }
+}
+
+function makeKysely(config: DatabaseConfig, limits: PoolLimits): Db {
   switch (config.kind) {
     case 'sqlite': {
       if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
@@ -43,34 +195,63 @@ function makeKysely(config: DatabaseConfig, options: OpenOptions): Db {
     case 'postgres': {
       const pool = new pg.Pool({
         connectionString: config.url,
-        max: poolSize,
-        connectionTimeoutMillis: timeoutMs,
-        query_timeout: timeoutMs * 5,
+        max: limits.poolSize,
+        // Covers both opening a connection and waiting for a free one.
+        connectionTimeoutMillis: limits.connectTimeoutMs,
+        query_timeout: limits.queryTimeoutMs,
         keepAlive: true,
       });
       // An idle client that loses its server emits here; the pool replaces it on the next checkout.
       pool.on('error', () => {});
-      return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+      return new Kysely<Database>({
+        dialect: new PostgresDialect({ pool: new PostgresPoolWithTimeouts(pool) }),
+      });
     }
     case 'mysql': {
       const pool = createMysqlPool({
         uri: config.url,
-        connectionLimit: poolSize,
-        connectTimeout: timeoutMs,
+        connectionLimit: limits.poolSize,
+        connectTimeout: limits.connectTimeoutMs,
         supportBigNumbers: true,
         enableKeepAlive: true,
       });
       pool.on('connection', (conn) => conn.on('error', () => {}));
-      return new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+      return new Kysely<Database>({
+        dialect: new MysqlDialect({ pool: new MysqlPoolWithTimeouts(pool, limits) }),
+      });
     }
   }
 }
 
+/** Applies pending migrations through a short-lived handle whose queries may wait for another instance's lock. */
+async function migrate(config: DatabaseConfig, db: Db, connectTimeoutMs: number): Promise<void> {
+  // An in-memory SQLite database exists only on its own handle.
+  if (config.kind === 'sqlite') {
+    await migrateToLatest(db, config.kind);
+    return;
+  }
+  const migrationDb = makeKysely(config, {
+    poolSize: 2,
+    connectTimeoutMs,
+    queryTimeoutMs: MIGRATION_QUERY_TIMEOUT_MS,
+  });
+  try {
+    await migrateToLatest(migrationDb, config.kind);
+  } finally {
+    await migrationDb.destroy();
+  }
+}
+
 export async function openStore(config: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
-  const db = makeKysely(config, options);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const db = makeKysely(config, {
+    poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
+    connectTimeoutMs: timeoutMs,
+    queryTimeoutMs: timeoutMs,
+  });
   const dialect = config.kind;
   try {
-    if (options.migrate !== false) await migrateToLatest(db, dialect);
+    if (options.migrate !== false) await migrate(config, db, timeoutMs);
   } catch (err) {
     await db.destroy().catch(() => {});
     throw err;

@@ -1,28 +1,183 @@
 // The login-attempt limit of token creation: N attempts per (user id, client IP) per window,
 // counted atomically before the password is checked.
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+//
+// Where the count lives (createLoginLimiter picks it from the config):
+// - REDIS_URL set: in Redis, shared by every instance. While Redis is unreachable, each instance counts on
+//   its own (the insurance limiter), so limiting degrades to per instance and never turns off.
+// - node:cluster worker (WORKERS > 1): in the primary process, shared by every worker on the machine.
+// - otherwise: in this process's memory.
+import cluster from 'node:cluster';
+import {
+  RateLimiterCluster,
+  RateLimiterCompatibleAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import type { Config } from '../config.ts';
+import { DEFAULT_REDIS_TIMEOUTS, RedisLink, type LinkLogger, type RedisTimeouts } from '../redis.ts';
 
 export type LimitDecision = { allowed: true } | { allowed: false; retryAfterS: number };
 
+type Limiter = RateLimiterAbstract | RateLimiterCompatibleAbstract;
+
+/** Names the limiter in every store (and in the cluster primary, which keeps one limiter per name). */
+const KEY_PREFIX = 'login';
+/** How long a worker waits for the primary's answer before the attempt fails (500, never unlimited). */
+const CLUSTER_TIMEOUT_MS = 2000;
+
+export interface LoginLimiterHooks {
+  /** True when a result came from the insurance limiter rather than the shared store. */
+  isFallback?: (res: RateLimiterRes) => boolean;
+  log?: LinkLogger;
+  close?: () => Promise<void>;
+}
+
 export class LoginLimiter {
-  private readonly limiter: RateLimiterAbstract;
-  constructor(limiter: RateLimiterAbstract) {
+  private readonly limiter: Limiter;
+  private readonly hooks: LoginLimiterHooks;
+  private degraded = false;
+  constructor(limiter: Limiter, hooks: LoginLimiterHooks = {}) {
     this.limiter = limiter;
+    this.hooks = hooks;
   }
 
   static inMemory(points: number, durationS: number): LoginLimiter {
-    return new LoginLimiter(new RateLimiterMemory({ keyPrefix: 'login', points, duration: durationS }));
+    return new LoginLimiter(new RateLimiterMemory({ keyPrefix: KEY_PREFIX, points, duration: durationS }));
   }
 
-  /** Counts one attempt. Rejects (throws) only when the limiter's store fails. */
+  /** Counts one attempt. Rejects (throws) only when no limiter could count it. */
   async attempt(userId: number, ip: string): Promise<LimitDecision> {
+    let res: RateLimiterRes;
+    let allowed: boolean;
     try {
-      await this.limiter.consume(`${userId}:${ip}`);
-      return { allowed: true };
-    } catch (res) {
-      if (res instanceof RateLimiterRes)
-        return { allowed: false, retryAfterS: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
-      throw res;
+      res = await this.limiter.consume(`${userId}:${ip}`);
+      allowed = true;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      res = rejection;
+      allowed = false;
     }
+    this.noteSource(res);
+    return allowed ? { allowed } : { allowed, retryAfterS: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
   }
+
+  /** Logs the start and the end of a fallback to the insurance limiter, once each per outage. */
+  private noteSource(res: RateLimiterRes): void {
+    const { isFallback, log } = this.hooks;
+    if (!isFallback) return;
+    const fallback = isFallback(res);
+    if (fallback === this.degraded) return;
+    this.degraded = fallback;
+    if (fallback)
+      log?.warn({}, 'login rate limit: Redis unreachable, counting attempts per instance until it is back');
+    else log?.info({}, 'login rate limit: shared through Redis again');
+  }
+
+  async close(): Promise<void> {
+    await this.hooks.close?.();
+  }
+}
+
+/**
+ * Wraps the per-instance limiter that stands in while Redis is away, and remembers which results it
+ * produced so the LoginLimiter can tell a fallback answer from a shared one.
+ */
+class InsuranceLimiter extends RateLimiterCompatibleAbstract {
+  override readonly keyPrefix: string;
+  override blockDuration = 0;
+  override execEvenly = false;
+  private readonly inner: RateLimiterAbstract;
+  private readonly produced = new WeakSet<RateLimiterRes>();
+  constructor(inner: RateLimiterAbstract) {
+    super();
+    this.inner = inner;
+    this.keyPrefix = inner.keyPrefix;
+  }
+  isFrom(res: RateLimiterRes): boolean {
+    return this.produced.has(res);
+  }
+  private tag<T>(promise: Promise<T>): Promise<T> {
+    return promise.then(
+      (res) => {
+        if (res instanceof RateLimiterRes) this.produced.add(res);
+        return res;
+      },
+      (rejection: unknown) => {
+        if (rejection instanceof RateLimiterRes) this.produced.add(rejection);
+        throw rejection;
+      },
+    );
+  }
+  override consume(key: string | number, points?: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.consume(key, points, options));
+  }
+  override penalty(key: string | number, points?: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.penalty(key, points, options));
+  }
+  override reward(key: string | number, points?: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.reward(key, points, options));
+  }
+  override get(key: string | number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.get(key, options));
+  }
+  override set(key: string | number, points: number, secDuration: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.set(key, points, secDuration, options));
+  }
+  override block(key: string | number, secDuration: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.block(key, secDuration, options));
+  }
+  override delete(key: string | number, options?: Record<string, unknown>) {
+    return this.inner.delete(key, options);
+  }
+}
+
+/** This process's own count: through the cluster primary in a worker, in memory otherwise. */
+function localLimiter(points: number, durationS: number): RateLimiterAbstract {
+  const options = { keyPrefix: KEY_PREFIX, points, duration: durationS };
+  if (cluster.isWorker) return new RateLimiterCluster({ ...options, timeoutMs: CLUSTER_TIMEOUT_MS });
+  return new RateLimiterMemory(options);
+}
+
+export interface LimiterSettings {
+  points: number;
+  durationS: number;
+  redisUrl: string | undefined;
+  /** Prefix of the Redis keys (REDIS_KEY_PREFIX); tests give each test its own. */
+  redisKeyPrefix: string;
+  redisTimeouts?: RedisTimeouts;
+}
+
+export const limiterSettings = (config: Config): LimiterSettings => ({
+  points: config.loginRateLimit,
+  durationS: config.loginRateWindowS,
+  redisUrl: config.redisUrl,
+  redisKeyPrefix: config.redisKeyPrefix,
+});
+
+/** The one place the login limiter is built from configuration. Close it to close its Redis link. */
+export async function createLoginLimiter(settings: LimiterSettings, log: LinkLogger): Promise<LoginLimiter> {
+  const local = localLimiter(settings.points, settings.durationS);
+  if (settings.redisUrl === undefined) return new LoginLimiter(local);
+
+  const timeouts = settings.redisTimeouts ?? DEFAULT_REDIS_TIMEOUTS;
+  const link = new RedisLink(settings.redisUrl, log, timeouts);
+  // Start counting in Redis from the first request when it is there; start degraded (and say so) when not.
+  await link.waitReady(timeouts.connectTimeoutMs);
+  const insurance = new InsuranceLimiter(local);
+  const shared = new RateLimiterRedis({
+    storeClient: link.client,
+    keyPrefix: `${settings.redisKeyPrefix}${KEY_PREFIX}`,
+    points: settings.points,
+    duration: settings.durationS,
+    // While the link is down, go straight to the insurance limiter instead of waiting for an error.
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: insurance,
+  });
+  return new LoginLimiter(shared, {
+    isFallback: (res) => insurance.isFrom(res),
+    log,
+    close: () => link.close(),
+  });
 }
