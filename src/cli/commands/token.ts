@@ -1,0 +1,131 @@
+// tokend token …: issue, list and revoke API tokens without HTTP (same service as POST /v1/tokens).
+import { isBanned, limit, tokenPrivilegeNames } from '../../privileges.ts';
+import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
+import { MAX_DESCRIPTION_LENGTH } from '../../tokens/routes.ts';
+import { issueToken, nowSeconds } from '../../tokens/service.ts';
+import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
+import { table } from '../format.ts';
+import { requireUser } from '../lookup.ts';
+import { parseTokenPrivileges } from '../privilege-option.ts';
+
+const MAX_TOKEN_ID = 2_147_483_647;
+
+const userOption: OptionSpec = {
+  type: 'string',
+  value: 'U',
+  required: true,
+  description: 'the owner: a user id, or a username',
+};
+
+const names = (privileges: number): string => tokenPrivilegeNames(privileges).join(' | ') || 'none';
+
+const create: LeafCommand = {
+  name: 'create',
+  summary: 'Issue a token for a user and print its secret (shown only this once)',
+  description:
+    'The privileges granted are limit(requested, owner): bits the owner may not hold are dropped.\n' +
+    '--privileges takes a bit mask or token privilege names (ReadConfidential,Write,…); default 0.\n' +
+    '--private makes a token that GET /v1/tokens never lists (as the web login does).',
+  examples: ['tokend token create --user alice --privileges ReadConfidential,Write --description "my bot"'],
+  options: {
+    user: userOption,
+    privileges: { type: 'string', value: 'N', description: 'requested token privileges (default 0)' },
+    description: { type: 'string', value: 'D', description: 'free text stored with the token' },
+    private: { type: 'boolean', description: 'never list the token in GET /v1/tokens' },
+  },
+  async run(args, ctx) {
+    const raw = args.optionalString('privileges');
+    const requested = raw === undefined ? 0 : parseTokenPrivileges(raw, args.command);
+    const description = args.optionalString('description') ?? '';
+    if (description.length > MAX_DESCRIPTION_LENGTH)
+      throw new CliError(`--description: at most ${MAX_DESCRIPTION_LENGTH} characters`, args.command);
+    const isPrivate = args.flag('private');
+    const store = await ctx.store();
+    const owner = await requireUser(store, args.string('user'));
+    const privileges = limit(requested, owner.privileges);
+    const token = await issueToken(store.db, store.dialect, {
+      userId: owner.id,
+      privileges,
+      description,
+      private: isPrivate,
+      now: nowSeconds(),
+    });
+
+    const { style } = ctx;
+    const lines = [
+      `Token ${style.bold(String(token.id))} for user ${owner.id} ${owner.username}: ` +
+        `privileges ${privileges} (${names(privileges)}), ${isPrivate ? 'private' : 'public'}`,
+    ];
+    const granted = new Set(tokenPrivilegeNames(privileges));
+    const refused = tokenPrivilegeNames(requested).filter((name) => !granted.has(name));
+    if (refused.length > 0)
+      lines.push(style.yellow(`Not granted (the owner may not hold them): ${refused.join(' | ')}`));
+    if (isBanned(owner.privileges))
+      lines.push(
+        style.yellow('The owner is banned: the token carries no privileges until they are unbanned.'),
+      );
+    lines.push(`Secret (shown only once): ${style.green(token.secret)}`);
+    return {
+      json: {
+        id: token.id,
+        token: token.secret,
+        user_id: owner.id,
+        username: owner.username,
+        privileges,
+        description,
+        private: isPrivate,
+      },
+      text: lines.join('\n'),
+    };
+  },
+};
+
+const list: LeafCommand = {
+  name: 'list',
+  summary: "List a user's tokens, private ones too (never secrets or hashes)",
+  options: { user: userOption },
+  async run(args, ctx) {
+    const store = await ctx.store();
+    const owner = await requireUser(store, args.string('user'));
+    const tokens = (await listAllTokensOfUser(store.db, owner.id)).map((t) => ({
+      id: t.id,
+      privileges: t.privileges,
+      description: t.description,
+      private: t.private !== 0,
+      last_updated: t.last_updated,
+    }));
+    const text =
+      tokens.length === 0
+        ? `User ${owner.id} ${owner.username} has no tokens.`
+        : table(
+            ctx.style,
+            ['ID', 'PRIVILEGES', 'VISIBILITY', 'LAST USED (UTC)', 'DESCRIPTION'],
+            tokens.map((t) => [
+              String(t.id),
+              String(t.privileges),
+              t.private ? 'private' : 'public',
+              new Date(t.last_updated * 1000).toISOString().slice(0, 19).replace('T', ' '),
+              t.description,
+            ]),
+          );
+    return { json: { user_id: owner.id, username: owner.username, tokens }, text };
+  },
+};
+
+const revoke: LeafCommand = {
+  name: 'revoke',
+  summary: 'Delete a token by its id (it stops working at once)',
+  options: { id: { type: 'string', value: 'N', required: true, description: 'the token id' } },
+  async run(args, ctx) {
+    const id = args.integer('id', 1, MAX_TOKEN_ID);
+    const store = await ctx.store();
+    if (!(await deleteTokenById(store.db, id))) throw new CliError(`no token with id ${id}`);
+    return { json: { id, revoked: true }, text: `Token ${id} revoked.` };
+  },
+};
+
+export const tokenCommand: GroupCommand = {
+  name: 'token',
+  summary: 'Manage API tokens',
+  subcommands: [create, list, revoke],
+};

@@ -1,0 +1,211 @@
+// tokend user …: create users and manage their privileges, bans and passwords.
+import { isBanned, UserPrivilege, userPrivilegeNames } from '../../privileges.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
+import { CURRENT_PASSWORD_VERSION, LEGACY_PASSWORD_VERSION } from '../../users/passwords.ts';
+import {
+  findUserById,
+  findUserByUsername,
+  insertUser,
+  listUsers,
+  setUserPassword,
+  setUserPrivileges,
+  type UserRow,
+} from '../../users/repository.ts';
+import { nowSeconds } from '../../tokens/service.ts';
+import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
+import type { Style } from '../format.ts';
+import { table } from '../format.ts';
+import { readPassword, requireUser } from '../lookup.ts';
+import { parseUserPrivileges } from '../privilege-option.ts';
+
+/** UserPublic + UserNormal: an ordinary active user. */
+const ACTIVE = UserPrivilege.UserPublic | UserPrivilege.UserNormal;
+const MAX_USER_ID = 2_147_483_647;
+const MAX_USERNAME_LENGTH = 255;
+
+const userOption: OptionSpec = {
+  type: 'string',
+  value: 'U',
+  required: true,
+  description: 'the user: an id, or a username',
+};
+
+const describePrivileges = (style: Style, privileges: number): string => {
+  const names = userPrivilegeNames(privileges);
+  return `${privileges}${names.length ? style.dim(` (${names.join(' | ')})`) : ''}`;
+};
+
+const userSummary = (user: Pick<UserRow, 'id' | 'username' | 'privileges'>) => ({
+  id: user.id,
+  username: user.username,
+  privileges: user.privileges,
+  banned: isBanned(user.privileges),
+});
+
+/** Sets or clears UserPublic+UserNormal without touching any other bit, also above 2^31. */
+const withActiveBits = (privileges: number, active: boolean): number =>
+  Number(active ? BigInt(privileges) | BigInt(ACTIVE) : BigInt(privileges) & ~BigInt(ACTIVE));
+
+const create: LeafCommand = {
+  name: 'create',
+  summary: 'Create a user (privileges default to 3: UserPublic + UserNormal)',
+  description:
+    'Prints the new user id. --privileges takes a bit mask or user privilege names (UserPublic,UserNormal,…).\n' +
+    '--password - reads the password from standard input. --password-version 1 marks a legacy password\n' +
+    'that the API refuses with 418.',
+  examples: [
+    'tokend user create --username alice --password "correct horse"',
+    'tokend user create --username admin --password s3cret --privileges 571   # active + ManageUser/APIMeta admin bits',
+  ],
+  options: {
+    username: { type: 'string', value: 'NAME', required: true, description: 'the username' },
+    password: { type: 'string', value: 'P', required: true, description: 'the password ("-": read stdin)' },
+    id: { type: 'string', value: 'N', description: 'an explicit user id (default: the next free id)' },
+    privileges: { type: 'string', value: 'N', description: 'user privileges (default 3)' },
+    'password-version': {
+      type: 'string',
+      value: 'N',
+      description: `${CURRENT_PASSWORD_VERSION} (default) or ${LEGACY_PASSWORD_VERSION} (legacy)`,
+    },
+  },
+  async run(args, ctx) {
+    const username = args.string('username').trim();
+    if (username === '' || username.length > MAX_USERNAME_LENGTH)
+      throw new CliError(`--username: expected 1 to ${MAX_USERNAME_LENGTH} characters`, args.command);
+    const id = args.optionalInteger('id', 1, MAX_USER_ID);
+    const rawPrivileges = args.optionalString('privileges');
+    const privileges =
+      rawPrivileges === undefined ? ACTIVE : parseUserPrivileges(rawPrivileges, args.command);
+    const passwordVersion =
+      args.optionalInteger('password-version', LEGACY_PASSWORD_VERSION, CURRENT_PASSWORD_VERSION) ??
+      CURRENT_PASSWORD_VERSION;
+    const password = await readPassword(args, ctx);
+
+    const store = await ctx.store();
+    const sameName = await findUserByUsername(store.db, username);
+    if (sameName)
+      throw new CliError(
+        `a user named ${JSON.stringify(sameName.username)} already exists (id ${sameName.id})`,
+      );
+    if (id !== undefined && (await findUserById(store.db, id)))
+      throw new CliError(`user id ${id} is already taken`);
+    const passwordHash = await (await ctx.passwords()).hash(password);
+    let newId: number;
+    try {
+      newId = await insertUser(store.db, store.dialect, {
+        id,
+        username,
+        passwordHash,
+        passwordVersion,
+        privileges,
+        now: nowSeconds(),
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new CliError('a user with that id or username already exists');
+      throw err;
+    }
+    return {
+      json: { id: newId, username, privileges, password_version: passwordVersion },
+      text: `Created user ${ctx.style.bold(String(newId))} ${username}, privileges ${describePrivileges(ctx.style, privileges)}`,
+    };
+  },
+};
+
+const setPrivileges: LeafCommand = {
+  name: 'set-privileges',
+  summary: "Replace a user's privileges (their tokens follow with the next request)",
+  description:
+    '--privileges takes a bit mask or user privilege names (UserPublic,UserNormal,AdminAccessRAP,…).',
+  examples: ['tokend user set-privileges --user alice --privileges UserPublic,UserNormal,UserDonor'],
+  options: {
+    user: userOption,
+    privileges: { type: 'string', value: 'N', required: true, description: 'the new user privileges' },
+  },
+  async run(args, ctx) {
+    const privileges = parseUserPrivileges(args.string('privileges'), args.command);
+    const store = await ctx.store();
+    const user = await requireUser(store, args.string('user'));
+    await setUserPrivileges(store.db, user.id, privileges);
+    return {
+      json: { ...userSummary({ ...user, privileges }), previous_privileges: user.privileges },
+      text: `User ${user.id} ${user.username}: privileges ${user.privileges} → ${describePrivileges(ctx.style, privileges)}`,
+    };
+  },
+};
+
+function banCommand(ban: boolean): LeafCommand {
+  return {
+    name: ban ? 'ban' : 'unban',
+    summary: ban
+      ? 'Ban a user: clear UserPublic and UserNormal (other bits stay); their tokens carry no privileges'
+      : 'Unban a user: set UserPublic and UserNormal (other bits stay)',
+    options: { user: userOption },
+    async run(args, ctx) {
+      const store = await ctx.store();
+      const user = await requireUser(store, args.string('user'));
+      const privileges = withActiveBits(user.privileges, !ban);
+      if (privileges !== user.privileges) await setUserPrivileges(store.db, user.id, privileges);
+      const state = ban ? ctx.style.red('banned') : ctx.style.green('active');
+      return {
+        json: userSummary({ ...user, privileges }),
+        text: `User ${user.id} ${user.username} is ${state} (privileges ${privileges})`,
+      };
+    },
+  };
+}
+
+const passwd: LeafCommand = {
+  name: 'passwd',
+  summary: "Set a user's password (password version 2: bcrypt over MD5)",
+  options: {
+    user: userOption,
+    password: {
+      type: 'string',
+      value: 'P',
+      required: true,
+      description: 'the new password ("-": read stdin)',
+    },
+  },
+  async run(args, ctx) {
+    const password = await readPassword(args, ctx);
+    const store = await ctx.store();
+    const user = await requireUser(store, args.string('user'));
+    const hash = await (await ctx.passwords()).hash(password);
+    await setUserPassword(store.db, user.id, hash, CURRENT_PASSWORD_VERSION);
+    return {
+      json: { id: user.id, username: user.username, password_version: CURRENT_PASSWORD_VERSION },
+      text: `Password of user ${user.id} ${user.username} changed.`,
+    };
+  },
+};
+
+const list: LeafCommand = {
+  name: 'list',
+  summary: 'List every user (id, username, privileges, banned)',
+  options: {},
+  async run(_args, ctx) {
+    const store = await ctx.store();
+    const users = (await listUsers(store.db)).map(userSummary);
+    const { style } = ctx;
+    const text =
+      users.length === 0
+        ? 'No users yet.'
+        : table(
+            style,
+            ['ID', 'USERNAME', 'PRIVILEGES', 'STATE'],
+            users.map((u) => [
+              String(u.id),
+              u.username,
+              String(u.privileges),
+              u.banned ? style.red('banned') : 'active',
+            ]),
+          );
+    return { json: { users }, text };
+  },
+};
+
+export const userCommand: GroupCommand = {
+  name: 'user',
+  summary: 'Manage users',
+  subcommands: [create, setPrivileges, banCommand(true), banCommand(false), passwd, list],
+};

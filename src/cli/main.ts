@@ -1,0 +1,13 @@
+// The tokend command: `node src/cli/main.ts …`, `npm run tokend -- …`, or `tokend …` through bin/tokend.js.
+import * as registry from './commands/index.ts';
+import type { Command } from './command.ts';
+import { runCli } from './run.ts';
+
+const commands: Command[] = Object.values(registry).sort((a, b) => a.name.localeCompare(b.name));
+
+process.exitCode = await runCli(commands, process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+});

@@ -1,0 +1,283 @@
+// The dispatcher: finds the command in argv, parses its options (node:util parseArgs, strict), prints
+// help, runs it, prints its output (one JSON object with --json) and turns failures into exit code 1.
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { Config } from '../config.ts';
+import type { Store } from '../store/database.ts';
+import type { PasswordHasher } from '../users/passwords.ts';
+import {
+  Args,
+  CliError,
+  isGroup,
+  type Command,
+  type Context,
+  type GroupCommand,
+  type LeafCommand,
+  type OptionSpec,
+} from './command.ts';
+import { makeStyle, wantsColour } from './format.ts';
+
+export interface Io {
+  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown };
+  stdin: AsyncIterable<string | Buffer>;
+  env: Record<string, string | undefined>;
+}
+
+const PROGRAM = 'tokend';
+
+/** The options every leaf command takes besides its own. */
+const COMMON_OPTIONS: Record<string, OptionSpec> = {
+  json: { type: 'boolean', description: 'print exactly one JSON object on stdout' },
+  help: { type: 'boolean', short: 'h', description: 'show this help' },
+};
+
+export async function runCli(commands: Command[], argv: string[], io: Io): Promise<number> {
+  const root: GroupCommand = {
+    name: PROGRAM,
+    summary: 'tokend: the token service of the v1 user-account API, and its administration commands',
+    description:
+      'Configuration comes from the environment (DATABASE_URL, PORT, BCRYPT_COST, …; see README.md).\n' +
+      'U, wherever a command takes one, is a user id or a username.',
+    subcommands: commands,
+  };
+  const resources: Resources = { store: undefined };
+  try {
+    return await dispatch(root, argv, io, resources);
+  } catch (err) {
+    io.stderr.write(`${PROGRAM}: ${describeError(err)}\n`);
+    if (err instanceof CliError && err.helpFor !== undefined)
+      io.stderr.write(`Run "${[PROGRAM, err.helpFor].join(' ').trim()} --help" for usage.\n`);
+    return 1;
+  } finally {
+    await resources.store?.close().catch(() => {});
+  }
+}
+
+interface Resources {
+  store: Store | undefined;
+}
+
+async function dispatch(root: GroupCommand, argv: string[], io: Io, resources: Resources): Promise<number> {
+  const path: string[] = [];
+  const carried: string[] = [];
+  let node: Command = root;
+  let i = 0;
+  while (isGroup(node)) {
+    const arg = argv[i];
+    const here = path.join(' ');
+    if (arg === undefined) {
+      if (path.length === 0) {
+        io.stderr.write(groupHelp(root, path));
+        return 1;
+      }
+      throw new CliError(`"${PROGRAM} ${here}" needs a subcommand`, here);
+    }
+    if (arg === '--help' || arg === '-h') {
+      io.stdout.write(groupHelp(node, path));
+      return 0;
+    }
+    if (arg === 'help' && path.length === 0) return printHelpFor(root, argv.slice(i + 1), io);
+    if (arg === '--json') {
+      carried.push(arg);
+      i++;
+      continue;
+    }
+    if (arg.startsWith('-')) throw new CliError(`unknown option ${arg}`, here);
+    const next: Command | undefined = node.subcommands.find((c) => c.name === arg);
+    if (!next) {
+      const what = path.length === 0 ? 'command' : `subcommand of "${here}"`;
+      throw new CliError(`unknown ${what}: ${JSON.stringify(arg)}`, here);
+    }
+    path.push(arg);
+    node = next;
+    i++;
+  }
+  return runLeaf(node, path, [...carried, ...argv.slice(i)], io, resources);
+}
+
+function printHelpFor(root: GroupCommand, words: string[], io: Io): number {
+  let node: Command = root;
+  const path: string[] = [];
+  for (const word of words) {
+    const next: Command | undefined = isGroup(node)
+      ? node.subcommands.find((c) => c.name === word)
+      : undefined;
+    if (!next) throw new CliError(`no command "${[...path, word].join(' ')}"`, '');
+    path.push(word);
+    node = next;
+  }
+  io.stdout.write(isGroup(node) ? groupHelp(node, path) : leafHelp(node, path));
+  return 0;
+}
+
+async function runLeaf(
+  command: LeafCommand,
+  path: string[],
+  argv: string[],
+  io: Io,
+  resources: Resources,
+): Promise<number> {
+  const name = path.join(' ');
+  const options: ParseArgsOptionsConfig = {};
+  for (const [key, spec] of Object.entries({ ...command.options, ...COMMON_OPTIONS })) {
+    options[key] = {
+      type: spec.type,
+      ...(spec.short ? { short: spec.short } : {}),
+      ...(spec.multiple ? { multiple: true } : {}),
+    };
+  }
+  let values: Record<string, string | boolean | Array<string | boolean> | undefined>;
+  try {
+    values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      io.stdout.write(leafHelp(command, path));
+      return 0;
+    }
+    throw new CliError(describeParseError(err), name);
+  }
+  if (values.help === true) {
+    io.stdout.write(leafHelp(command, path));
+    return 0;
+  }
+  for (const [key, spec] of Object.entries(command.options)) {
+    if (spec.required && values[key] === undefined) throw new CliError(`missing option --${key}`, name);
+  }
+
+  const json = values.json === true;
+  const style = makeStyle(!json && wantsColour(io.stdout.isTTY, io.env));
+  const ctx = makeContext(io, resources, style);
+  const args = new Args(name, values as Record<string, string | boolean | string[] | undefined>);
+  const output = await command.run(args, ctx);
+  if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+  return 0;
+}
+
+function makeContext(io: Io, resources: Resources, style: Context['style']): Context {
+  let config: Config | undefined;
+  let passwords: PasswordHasher | undefined;
+  const ctx: Context = {
+    style,
+    async config() {
+      // Imported here so that --help and argument errors never load the server.
+      const { loadConfigOrExit } = await import('../server.ts');
+      config ??= loadConfigOrExit();
+      return config;
+    },
+    async store() {
+      if (resources.store) return resources.store;
+      const { openStore } = await import('../store/database.ts');
+      const { database, dbPoolSize } = await ctx.config();
+      resources.store = await openStore(database, { poolSize: Math.min(dbPoolSize, 2) });
+      return resources.store;
+    },
+    async passwords() {
+      if (passwords) return passwords;
+      const { PasswordHasher } = await import('../users/passwords.ts');
+      const { bcryptCost, bcryptConcurrency } = await ctx.config();
+      passwords = new PasswordHasher({ cost: bcryptCost, concurrency: bcryptConcurrency });
+      return passwords;
+    },
+    async readStdin() {
+      const chunks: Buffer[] = [];
+      for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+  return ctx;
+}
+
+function describeParseError(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  const message = e.message ?? String(err);
+  const quoted = /'([^']*)'/.exec(message)?.[1] ?? '';
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${quoted}`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${JSON.stringify(quoted)} (options are written --name value)`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (/argument missing/.test(message)) return `option ${quoted.split(' ')[0]} needs a value`;
+      if (/ambiguous/.test(message))
+        return `option ${quoted} needs a value (one starting with "-" is written ${quoted}=-VALUE)`;
+      return message.charAt(0).toLowerCase() + message.slice(1);
+  }
+  return message;
+}
+
+/** One line for an error, also for AggregateError (a refused connection to every address) and codes. */
+export function describeError(err: unknown): string {
+  if (err instanceof CliError) return err.message;
+  if (err instanceof AggregateError && err.message === '')
+    return err.errors.map((e: unknown) => describeError(e)).join('; ');
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return err.message !== '' ? err.message : typeof code === 'string' ? code : err.name;
+  }
+  return String(err);
+}
+
+// ---- help text ------------------------------------------------------------------------------------
+
+function optionUsage(key: string, spec: OptionSpec): string {
+  const flag = spec.type === 'boolean' ? `--${key}` : `--${key} ${spec.value ?? 'VALUE'}`;
+  return spec.required ? flag : `[${flag}]`;
+}
+
+function leafHelp(command: LeafCommand, path: string[]): string {
+  const usage = [
+    PROGRAM,
+    ...path,
+    ...Object.entries(command.options).map(([k, s]) => optionUsage(k, s)),
+    '[--json]',
+  ].join(' ');
+  const rows = Object.entries({ ...command.options, ...COMMON_OPTIONS }).map(([key, spec]) => {
+    const short = spec.short ? `-${spec.short}, ` : '';
+    const value = spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : '';
+    const notes = [spec.required ? '(required)' : '', spec.multiple ? '(may be repeated)' : ''].filter(
+      Boolean,
+    );
+    return [`${short}--${key}${value}`, [spec.description, ...notes].join(' ')] as const;
+  });
+  return [
+    `Usage: ${usage}`,
+    '',
+    command.summary,
+    ...(command.description ? ['', command.description] : []),
+    '',
+    'Options:',
+    columns(rows),
+    ...(command.examples?.length ? ['', 'Examples:', ...command.examples.map((e) => `  ${e}`)] : []),
+    '',
+  ].join('\n');
+}
+
+function groupHelp(group: GroupCommand, path: string[]): string {
+  const prefix = [PROGRAM, ...path].join(' ');
+  const rows: Array<readonly [string, string]> = [];
+  const walk = (commands: Command[], words: string[]) => {
+    for (const c of commands) {
+      if (isGroup(c)) walk(c.subcommands, [...words, c.name]);
+      else rows.push([[...words, c.name].join(' '), c.summary]);
+    }
+  };
+  walk(group.subcommands, []);
+  return [
+    `Usage: ${prefix} <command> [options]`,
+    '',
+    group.summary,
+    ...(group.description ? ['', group.description] : []),
+    '',
+    'Commands:',
+    columns(rows),
+    '',
+    `Every command takes --json (one JSON object on stdout) and --help.`,
+    `Run "${prefix} <command> --help" for a command's options.`,
+    '',
+  ].join('\n');
+}
+
+function columns(rows: ReadonlyArray<readonly [string, string]>): string {
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`).join('\n');
+}

@@ -1,0 +1,169 @@
+// The tokend command line itself: help, unknown commands and options, missing and bad values, config errors.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as registry from '../../src/cli/commands/index.ts';
+import { isGroup, type Command, type LeafCommand } from '../../src/cli/command.ts';
+import { runCli, onlyJson } from './run-cli.ts';
+
+/** Every runnable command path with its declaration, from the registry main.ts dispatches through. */
+function leaves(commands: Command[], prefix: string[] = []): Array<[string[], LeafCommand]> {
+  return commands.flatMap((c): Array<[string[], LeafCommand]> =>
+    isGroup(c) ? leaves(c.subcommands, [...prefix, c.name]) : [[[...prefix, c.name], c]],
+  );
+}
+const COMMANDS = Object.values(registry) as Command[];
+const LEAVES = leaves(COMMANDS);
+const GROUPS = COMMANDS.filter(isGroup);
+
+/** A database path that no test writes to: commands that fail on arguments must not even open it. */
+function scratchDb(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tokend-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return `sqlite:${join(dir, 'tokend.db')}`;
+}
+
+describe('tokend: help', { concurrency: 4 }, () => {
+  it('tokend --help lists every command of decisions.md', async () => {
+    const r = await runCli(['--help']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Usage: tokend <command>/);
+    for (const path of [
+      'serve',
+      'migrate',
+      'user create',
+      'user set-privileges',
+      'user ban',
+      'user unban',
+      'user passwd',
+      'user list',
+      'token create',
+      'token list',
+      'token revoke',
+    ])
+      assert.match(r.stdout, new RegExp(`^  ${path} `, 'm'), `missing ${path}`);
+  });
+
+  for (const [path, command] of LEAVES) {
+    it(`tokend ${path.join(' ')} --help shows its usage and every option`, async () => {
+      const r = await runCli([...path, '--help']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(r.stdout.startsWith(`Usage: tokend ${path.join(' ')}`), r.stdout);
+      for (const name of [...Object.keys(command.options), 'json', 'help'])
+        assert.match(r.stdout, new RegExp(`--${name}\\b`), `--${name} missing from the help`);
+      assert.equal(r.stderr, '');
+    });
+  }
+
+  for (const group of GROUPS) {
+    it(`tokend ${group.name} --help lists its subcommands`, async () => {
+      const r = await runCli([group.name, '--help']);
+      assert.equal(r.code, 0, r.stderr);
+      for (const sub of group.subcommands)
+        assert.match(r.stdout, new RegExp(`^  ${sub.name} `, 'm'), `${sub.name} missing`);
+    });
+  }
+
+  it('-h, "help user create" and --help among other options print the same help', async () => {
+    const [long, short, word, mixed] = await Promise.all([
+      runCli(['user', 'create', '--help']),
+      runCli(['user', 'create', '-h']),
+      runCli(['help', 'user', 'create']),
+      runCli(['user', 'create', '--bogus', '--help']),
+    ]);
+    for (const r of [short, word, mixed]) {
+      assert.equal(r.code, 0);
+      assert.equal(r.stdout, long.stdout);
+    }
+  });
+
+  it('no command at all: the usage on stderr and exit code 1', async () => {
+    const r = await runCli([]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^Usage: tokend <command>/);
+  });
+});
+
+describe('tokend: usage errors', { concurrency: 4 }, () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['an unknown command', ['frobnicate'], /unknown command: "frobnicate"/],
+    ['an unknown subcommand', ['user', 'delete', '--user', '1'], /unknown subcommand of "user": "delete"/],
+    ['a group without its subcommand', ['token'], /"tokend token" needs a subcommand/],
+    ['an unknown option', ['user', 'list', '--verbose'], /unknown option --verbose/],
+    ['an unknown option before the subcommand', ['user', '--verbose', 'list'], /unknown option --verbose/],
+    ['a stray positional argument', ['user', 'list', 'alice'], /unexpected argument "alice"/],
+    ['a missing required option', ['user', 'create', '--username', 'a'], /missing option --password/],
+    ['an option without its value', ['token', 'revoke', '--id'], /option --id needs a value/],
+    [
+      'a non-numeric id',
+      ['token', 'revoke', '--id', 'abc'],
+      /--id: expected an integer from 1 to \d+, got "abc"/,
+    ],
+    ['a negative id', ['token', 'revoke', '--id=-3'], /--id: expected an integer/],
+    ['a zero id', ['token', 'revoke', '--id', '0'], /--id: expected an integer/],
+    ['a fractional user id', ['user', 'create', '--username', 'x', '--password', 'p', '--id', '1.5'], /--id/],
+    [
+      'an unknown privilege name',
+      ['user', 'create', '--username', 'x', '--password', 'p', '--privileges', 'UserPublic,Wizard'],
+      /--privileges: expected an integer or user privilege names/,
+    ],
+    [
+      'privileges beyond 2^53',
+      ['token', 'create', '--user', '1', '--privileges', '18014398509481984'],
+      /--privileges: 18014398509481984 is larger than/,
+    ],
+    [
+      'a password version other than 1 or 2',
+      ['user', 'create', '--username', 'x', '--password', 'p', '--password-version', '3'],
+      /--password-version: expected an integer from 1 to 2/,
+    ],
+    ['an empty password', ['user', 'passwd', '--user', '1', '--password', ''], /must not be empty/],
+  ];
+  for (const [what, args, message] of cases) {
+    it(`${what}: message on stderr, nothing on stdout, exit code 1`, async (t) => {
+      const r = await runCli([...args, '--json'], { env: { DATABASE_URL: scratchDb(t) } });
+      assert.equal(r.code, 1, r.stdout);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, /^tokend: /);
+      assert.match(r.stderr, message);
+    });
+  }
+
+  it('a usage error points at the command whose --help explains it', async () => {
+    const r = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Run "tokend token create --help" for usage\./);
+  });
+});
+
+describe('tokend: configuration errors', { concurrency: 4 }, () => {
+  for (const [variable, value] of [
+    ['PORT', 'abc'],
+    ['DATABASE_URL', 'oracle://db'],
+    ['BCRYPT_COST', '99'],
+  ] as const) {
+    it(`${variable}=${value}: one line naming the variable, exit code 1`, async (t) => {
+      const env: Record<string, string> = { DATABASE_URL: scratchDb(t), [variable]: value };
+      const r = await runCli(['user', 'list', '--json'], { env });
+      assert.equal(r.code, 1);
+      assert.equal(r.stdout, '');
+      const lines = r.stderr.trimEnd().split('\n');
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(lines[0] ?? '', new RegExp(`\\b${variable}\\b`));
+    });
+  }
+
+  it('--help needs no valid configuration', async () => {
+    const r = await runCli(['user', 'list', '--help'], { env: { PORT: 'abc' } });
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  it('--json may come before the command', async (t) => {
+    const r = await runCli(['--json', 'user', 'list'], { env: { DATABASE_URL: scratchDb(t) } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(onlyJson(r), { users: [] });
+  });
+});

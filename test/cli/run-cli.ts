@@ -1,0 +1,94 @@
+// Runs the tokend CLI as a child process (as a user would) and opens the tokend app on the same database.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/config.ts';
+import { buildApp } from '../../src/app.ts';
+import { openStore } from '../../src/store/database.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+
+export const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Longest one CLI run may take before the test fails (a hung process must not hang the suite). */
+const RUN_LIMIT_MS = 20_000;
+
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; entry?: string } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [options.entry ?? MAIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', BCRYPT_COST: '4', LOG_LEVEL: 'silent', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tokend ${args.join(' ')} did not finish within ${RUN_LIMIT_MS} ms`));
+    }, RUN_LIMIT_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Parses stdout as exactly one JSON object (the --json contract). */
+export function onlyJson(r: CliResult): Record<string, unknown> {
+  const lines = r.stdout.split('\n').filter((l) => l !== '');
+  if (lines.length !== 1) throw new Error(`expected one line of JSON on stdout, got: ${r.stdout}`);
+  const value: unknown = JSON.parse(lines[0] ?? '');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`expected a JSON object, got: ${r.stdout}`);
+  return value as Record<string, unknown>;
+}
+
+export interface CliHarness {
+  database: TestDatabase;
+  /** Runs `tokend …` against this test's database. */
+  cli(args: string[], options?: { env?: Record<string, string>; input?: string }): Promise<CliResult>;
+  /** Runs `tokend … --json`, expects exit 0 and returns the one JSON object. */
+  json(args: string[], options?: { input?: string }): Promise<Record<string, unknown>>;
+  /** The HTTP app over the same database (built on first use). */
+  app(): Promise<FastifyInstance>;
+}
+
+export async function cliHarness(t: TestContext, dialect: 'sqlite' | 'postgres' | 'mysql' = 'sqlite') {
+  const database = await createTestDatabase(dialect);
+  let app: FastifyInstance | undefined;
+  t.after(async () => {
+    await app?.close();
+    await database.drop();
+  });
+  const harness: CliHarness = {
+    database,
+    cli: (args, options = {}) =>
+      runCli(args, { ...options, env: { DATABASE_URL: database.url, ...options.env } }),
+    async json(args, options = {}) {
+      const r = await harness.cli([...args, '--json'], options);
+      if (r.code !== 0) throw new Error(`tokend ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+      return onlyJson(r);
+    },
+    async app() {
+      if (app) return app;
+      const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4' });
+      config.database = database.config;
+      app = await buildApp(config, { store: await openStore(database.config) });
+      await app.ready();
+      return app;
+    },
+  };
+  return harness;
+}

@@ -1,0 +1,228 @@
+// tokend user …: each command through a child process, checked through the HTTP API on the same database.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { cliHarness, onlyJson, type CliHarness } from './run-cli.ts';
+
+async function login(h: CliHarness, username: string, password: string) {
+  const app = await h.app();
+  const r = await app.inject({ method: 'POST', url: '/api/v1/tokens', payload: { username, password } });
+  return r.json() as { code: number; banned?: boolean; token?: string; id?: number };
+}
+
+describe('tokend user', { concurrency: 4 }, () => {
+  it('create prints the new id (JSON and text); the user can log in over HTTP', async (t) => {
+    const h = await cliHarness(t);
+    const created = await h.json(['user', 'create', '--username', 'Alice Smith', '--password', 'pw 1']);
+    assert.deepEqual(Object.keys(created).sort(), ['id', 'password_version', 'privileges', 'username']);
+    assert.equal(typeof created.id, 'number');
+    assert.equal(created.username, 'Alice Smith');
+    assert.equal(created.privileges, 3);
+    assert.equal(created.password_version, 2);
+
+    const text = await h.cli(['user', 'create', '--username', 'bob', '--password', 'x']);
+    assert.equal(text.code, 0, text.stderr);
+    const bobId = (created.id as number) + 1;
+    assert.match(text.stdout, new RegExp(`Created user ${bobId} bob`));
+    assert.ok(!text.stdout.includes('\u001b['), 'no colour when stdout is not a terminal');
+
+    const ok = await login(h, 'alice_smith', 'pw 1');
+    assert.equal(ok.code, 200);
+    assert.equal(ok.id, created.id);
+    assert.equal((await login(h, 'Alice Smith', 'wrong')).code, 403);
+  });
+
+  it('create takes --id, --privileges (number or names) and --password-version 1 (a 418 at login)', async (t) => {
+    const h = await cliHarness(t);
+    const a = await h.json([
+      'user',
+      'create',
+      '--username',
+      'a',
+      '--password',
+      'p',
+      '--id',
+      '4000',
+      '--privileges',
+      '571',
+    ]);
+    assert.equal(a.id, 4000);
+    assert.equal(a.privileges, 571);
+    const b = await h.json([
+      'user',
+      'create',
+      '--username',
+      'b',
+      '--password',
+      'p',
+      '--privileges',
+      'userpublic+UserNormal,UserDonor',
+    ]);
+    assert.equal(b.id, 4001, 'the next id follows the largest one in use');
+    assert.equal(b.privileges, 7);
+    const legacy = await h.json([
+      'user',
+      'create',
+      '--username',
+      'old',
+      '--password',
+      'p',
+      '--password-version',
+      '1',
+    ]);
+    assert.equal(legacy.password_version, 1);
+    assert.equal((await login(h, 'old', 'p')).code, 418);
+  });
+
+  it('create refuses a taken username (also after normalisation) or id, with exit code 1', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'Taken Name', '--password', 'p', '--id', '7']);
+    const sameName = await h.cli(['user', 'create', '--username', 'taken_name', '--password', 'p', '--json']);
+    assert.equal(sameName.code, 1);
+    assert.equal(sameName.stdout, '');
+    assert.match(sameName.stderr, /^tokend: a user named "Taken Name" already exists \(id 7\)/);
+    const sameId = await h.cli(['user', 'create', '--username', 'other', '--password', 'p', '--id', '7']);
+    assert.equal(sameId.code, 1);
+    assert.match(sameId.stderr, /user id 7 is already taken/);
+    const users = await h.json(['user', 'list']);
+    assert.equal((users.users as unknown[]).length, 1);
+  });
+
+  it('--password - reads the password from standard input', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'carol', '--password', '-'], { input: 'from stdin\n' });
+    assert.equal((await login(h, 'carol', 'from stdin')).code, 200);
+    await h.json(['user', 'passwd', '--user', 'carol', '--password', '-'], { input: 'second' });
+    assert.equal((await login(h, 'carol', 'second')).code, 200);
+  });
+
+  it('set-privileges replaces the privileges, by id or by username', async (t) => {
+    const h = await cliHarness(t);
+    const u = await h.json(['user', 'create', '--username', 'dave', '--password', 'p']);
+    const byName = await h.json(['user', 'set-privileges', '--user', 'dave', '--privileges', '15']);
+    assert.deepEqual(byName, {
+      id: u.id,
+      username: 'dave',
+      privileges: 15,
+      banned: false,
+      previous_privileges: 3,
+    });
+    const byId = await h.json([
+      'user',
+      'set-privileges',
+      '--user',
+      String(u.id),
+      '--privileges',
+      'UserPublic',
+    ]);
+    assert.equal(byId.privileges, 1);
+    assert.equal(byId.banned, true);
+    assert.equal((await login(h, 'dave', 'p')).code, 402);
+  });
+
+  it('ban clears UserPublic and UserNormal only; unban sets both; a banned user gets 402', async (t) => {
+    const h = await cliHarness(t);
+    await h.json([
+      'user',
+      'create',
+      '--username',
+      'erin',
+      '--password',
+      'p',
+      '--privileges',
+      String(3 + 4 + 8),
+    ]);
+    const banned = await h.json(['user', 'ban', '--user', 'erin']);
+    assert.equal(banned.privileges, 4 + 8);
+    assert.equal(banned.banned, true);
+    const refused = await login(h, 'erin', 'p');
+    assert.equal(refused.code, 402);
+    assert.equal(refused.banned, true);
+    const again = await h.json(['user', 'ban', '--user', 'erin']);
+    assert.equal(again.privileges, 12, 'banning twice changes nothing');
+    const unbanned = await h.json(['user', 'unban', '--user', 'erin']);
+    assert.equal(unbanned.privileges, 15);
+    assert.equal(unbanned.banned, false);
+    assert.equal((await login(h, 'erin', 'p')).code, 200);
+  });
+
+  it('ban and unban keep bits above 2^31', async (t) => {
+    const h = await cliHarness(t);
+    const high = 2 ** 40 + 2 ** 33 + 3;
+    await h.json(['user', 'create', '--username', 'hi', '--password', 'p', '--privileges', String(high)]);
+    assert.equal((await h.json(['user', 'ban', '--user', 'hi'])).privileges, high - 3);
+    assert.equal((await h.json(['user', 'unban', '--user', 'hi'])).privileges, high);
+  });
+
+  it('passwd sets a version 2 password: a legacy user can log in again, the old password fails', async (t) => {
+    const h = await cliHarness(t);
+    const u = await h.json([
+      'user',
+      'create',
+      '--username',
+      'frank',
+      '--password',
+      'old',
+      '--password-version',
+      '1',
+    ]);
+    const changed = await h.json(['user', 'passwd', '--user', String(u.id), '--password', 'new']);
+    assert.deepEqual(changed, { id: u.id, username: 'frank', password_version: 2 });
+    assert.equal((await login(h, 'frank', 'new')).code, 200);
+    assert.equal((await login(h, 'frank', 'old')).code, 403);
+  });
+
+  it('list shows every user in id order with the banned flag', async (t) => {
+    const h = await cliHarness(t);
+    assert.deepEqual(await h.json(['user', 'list']), { users: [] });
+    await h.json(['user', 'create', '--username', 'g1', '--password', 'p', '--id', '20']);
+    await h.json([
+      'user',
+      'create',
+      '--username',
+      'g2',
+      '--password',
+      'p',
+      '--id',
+      '10',
+      '--privileges',
+      '2',
+    ]);
+    assert.deepEqual(await h.json(['user', 'list']), {
+      users: [
+        { id: 10, username: 'g2', privileges: 2, banned: true },
+        { id: 20, username: 'g1', privileges: 3, banned: false },
+      ],
+    });
+    const text = await h.cli(['user', 'list']);
+    assert.equal(text.code, 0);
+    assert.match(
+      text.stdout,
+      /^ID\s+USERNAME\s+PRIVILEGES\s+STATE\n10\s+g2\s+2\s+banned\n20\s+g1\s+3\s+active\n$/,
+    );
+  });
+
+  it('an unknown user: message on stderr, exit code 1, for every command that takes --user', async (t) => {
+    const h = await cliHarness(t);
+    for (const args of [
+      ['user', 'set-privileges', '--user', 'nobody', '--privileges', '3'],
+      ['user', 'ban', '--user', '99'],
+      ['user', 'unban', '--user', 'nobody'],
+      ['user', 'passwd', '--user', 'nobody', '--password', 'x'],
+      ['token', 'create', '--user', 'nobody'],
+      ['token', 'list', '--user', '12345'],
+    ]) {
+      const r = await h.cli([...args, '--json']);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, /^tokend: no user with id or username "(nobody|99|12345)"\n$/);
+    }
+  });
+
+  it('prints exactly one JSON object with --json, whatever the command', async (t) => {
+    const h = await cliHarness(t);
+    const r = await h.cli(['user', 'create', '--username', 'j', '--password', 'p', '--json']);
+    assert.equal(r.code, 0);
+    assert.equal(onlyJson(r).username, 'j');
+    assert.ok(r.stdout.endsWith('}\n'));
+  });
+});
