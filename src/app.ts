@@ -14,6 +14,8 @@ import { tokenRoutes } from './tokens/routes.ts';
 import { pingRoutes } from './users/ping-route.ts';
 import type { BearerTokenStore } from './http/identity.ts';
 import { identityPlugin } from './http/plugin.ts';
+import { OAuthBearerTokens } from './oauth/bearer-store.ts';
+import { authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { makeErrorHandler, notFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
@@ -89,7 +91,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     passwords: new PasswordHasher({ cost: config.bcryptCost, concurrency: config.bcryptConcurrency }),
     loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
-    bearerTokens: undefined,
+    bearerTokens: new OAuthBearerTokens(store.db, nowSeconds),
     jobs: new BackgroundJobs(app.log),
     metrics: new TokendMetrics(),
     expiry: new ExpirySweeper(store.db, app.log, nowSeconds),
@@ -162,6 +164,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: config.basePath },
   );
+  // The OAuth 2.0 authorization server and its login/consent pages, at the server root.
+  await app.register(authorizationServer);
 
   return app;
 }

@@ -27,7 +27,76 @@ export interface TokenTable {
   expires_at: number | null;
 }
 
+/** A registered OAuth 2.0 client (a third-party app). */
+export interface OAuthClientTable {
+  /** public identifier, random */
+  id: string;
+  name: string;
+  owner_id: number;
+  avatar: string;
+  /** JSON array of the exact redirect URIs allowed */
+  redirect_uris: string;
+  /** SHA-256 hex of the client secret; null for a public client (which must use PKCE) */
+  secret_hash: string | null;
+  created_at: number;
+}
+
+/** An authorization code: single use, short-lived, bound to client, redirect URI and PKCE challenge. */
+export interface OAuthCodeTable {
+  /** SHA-256 hex of the code; also the id of the token family the code starts */
+  code_hash: string;
+  client_id: string;
+  user_id: number;
+  redirect_uri: string;
+  scope: string;
+  /** BASE64URL(SHA-256(code_verifier)); only S256 is accepted */
+  code_challenge: string;
+  expires_at: number;
+  /** 1 once exchanged */
+  used: number;
+  created_at: number;
+}
+
+/** Bearer access tokens issued to clients. */
+export interface OAuthAccessTokenTable {
+  id: Generated<number>;
+  token_hash: string;
+  client_id: string;
+  user_id: number;
+  scope: string;
+  /** the grant this token descends from (code hash, or a random id for minted tokens) */
+  family: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Refresh tokens; a used one has been rotated, and presenting it again revokes its family. */
+export interface OAuthRefreshTokenTable {
+  id: Generated<number>;
+  token_hash: string;
+  client_id: string;
+  user_id: number;
+  scope: string;
+  family: string;
+  created_at: number;
+  expires_at: number;
+  used: number;
+}
+
+/** The scopes a user has approved for a client, so the consent page is not shown twice. */
+export interface OAuthConsentTable {
+  user_id: number;
+  client_id: string;
+  scope: string;
+  updated_at: number;
+}
+
 export interface Database {
   users: UserTable;
   tokens: TokenTable;
+  oauth_clients: OAuthClientTable;
+  oauth_codes: OAuthCodeTable;
+  oauth_access_tokens: OAuthAccessTokenTable;
+  oauth_refresh_tokens: OAuthRefreshTokenTable;
+  oauth_consents: OAuthConsentTable;
 }

@@ -1,0 +1,43 @@
+// POST /oauth/token (RFC 6749 §3.2): parse the form, authenticate the client, pick the grant, run it.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateClient } from '../client-auth.ts';
+import type { OAuthClient } from '../clients.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { InvalidRequest, UnsupportedGrantType } from '../errors.ts';
+import type { TokenResponse } from '../issue.ts';
+import { formParams, type Params } from '../params.ts';
+import { noStore } from '../respond.ts';
+import * as authorizationCode from '../grants/authorization-code.ts';
+import * as refreshToken from '../grants/refresh-token.ts';
+
+interface GrantModule {
+  grantType: string;
+  handle(deps: OAuthDeps, client: OAuthClient, params: Params): Promise<TokenResponse>;
+}
+
+const GRANTS: ReadonlyMap<string, GrantModule> = new Map(
+  [authorizationCode, refreshToken].map((grant) => [grant.grantType, grant]),
+);
+
+export const GRANT_TYPES = [...GRANTS.keys()];
+
+function selectGrant(params: Params): GrantModule {
+  const type = params.grant_type;
+  if (type === undefined) throw new InvalidRequest('The grant_type parameter is required.');
+  const grant = GRANTS.get(type);
+  if (!grant)
+    throw new UnsupportedGrantType(
+      `grant_type ${JSON.stringify(type)} is not supported; use one of: ${GRANT_TYPES.join(', ')}.`,
+    );
+  return grant;
+}
+
+export function tokenEndpoint(deps: OAuthDeps) {
+  return async function token(request: FastifyRequest, reply: FastifyReply) {
+    const params = formParams(request);
+    const { client } = await authenticateClient(deps.db, request, params);
+    const grant = selectGrant(params);
+    const response = await grant.handle(deps, client, params);
+    return noStore(reply).code(200).send(response);
+  };
+}

@@ -1,0 +1,62 @@
+// OAuth 2.0 errors, one class per error code of RFC 6749 §4.1.2.1 / §5.2, RFC 7009 and RFC 6750.
+// Each knows its HTTP status at the token, revocation and introspection endpoints.
+
+export abstract class OAuthError extends Error {
+  /** the `error` member: an RFC 6749 error code */
+  abstract readonly error: string;
+  /** HTTP status at the token, revocation and introspection endpoints */
+  readonly status: number = 400;
+  /** whether `message` may be shown to the caller as `error_description` */
+  readonly expose: boolean = true;
+}
+
+export class InvalidRequest extends OAuthError {
+  readonly error = 'invalid_request';
+}
+
+/** Client authentication failed: unknown client, wrong secret, or no authentication where one is needed. */
+export class InvalidClient extends OAuthError {
+  readonly error = 'invalid_client';
+  override readonly status = 401;
+}
+
+/** The code or refresh token is invalid, expired, used, or was issued to another client or redirect URI. */
+export class InvalidGrant extends OAuthError {
+  readonly error = 'invalid_grant';
+}
+
+export class UnauthorizedClient extends OAuthError {
+  readonly error = 'unauthorized_client';
+}
+
+export class UnsupportedGrantType extends OAuthError {
+  readonly error = 'unsupported_grant_type';
+}
+
+export class UnsupportedResponseType extends OAuthError {
+  readonly error = 'unsupported_response_type';
+}
+
+export class InvalidScope extends OAuthError {
+  readonly error = 'invalid_scope';
+}
+
+/** The user (or the server on the user's behalf) refused the authorization request. */
+export class AccessDenied extends OAuthError {
+  readonly error = 'access_denied';
+  override readonly status = 403;
+}
+
+export class ServerError extends OAuthError {
+  readonly error = 'server_error';
+  override readonly status = 500;
+  override readonly expose = false;
+}
+
+/** What the caller sees: RFC 6749 §5.2's body. An unexposed message becomes a generic one. */
+export function errorBody(err: OAuthError): { error: string; error_description: string } {
+  return {
+    error: err.error,
+    error_description: err.expose ? err.message : 'An internal error occurred. Please try again later.',
+  };
+}

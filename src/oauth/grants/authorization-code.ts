@@ -1,0 +1,52 @@
+// grant_type=authorization_code (RFC 6749 §4.1.3) with PKCE S256 (RFC 7636 §4.5–4.6).
+// A code is exchanged once; presenting it again revokes every token it issued.
+import type { OAuthClient } from '../clients.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { InvalidGrant, InvalidRequest } from '../errors.ts';
+import { issueTokenPair, type TokenResponse } from '../issue.ts';
+import { required, type Params } from '../params.ts';
+import { claimCode, findCodeByHash, revokeFamily } from '../repository.ts';
+import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
+
+export const grantType = 'authorization_code';
+
+function readVerifier(params: Params): string {
+  const verifier = params.code_verifier;
+  if (verifier === undefined)
+    throw new InvalidRequest('The code_verifier parameter is required: this server requires PKCE.');
+  if (!PKCE_VALUE.test(verifier))
+    throw new InvalidRequest('code_verifier must be 43–128 characters of A-Z, a-z, 0-9, "-", ".", "_", "~".');
+  return verifier;
+}
+
+async function refuseReuse(deps: OAuthDeps, codeHash: string): Promise<never> {
+  await revokeFamily(deps.db, codeHash);
+  throw new InvalidGrant('The authorization code was already used; the tokens it issued have been revoked.');
+}
+
+export async function handle(deps: OAuthDeps, client: OAuthClient, params: Params): Promise<TokenResponse> {
+  const code = required(params, 'code');
+  const redirectUri = required(params, 'redirect_uri');
+  const verifier = readVerifier(params);
+  const now = deps.now();
+
+  const codeHash = sha256Hex(code);
+  const row = await findCodeByHash(deps.db, codeHash);
+  if (!row) throw new InvalidGrant('The authorization code is invalid.');
+  if (row.used !== 0) return refuseReuse(deps, codeHash);
+  if (row.client_id !== client.id)
+    throw new InvalidGrant('The authorization code was issued to another client.');
+  if (Number(row.expires_at) <= now) throw new InvalidGrant('The authorization code has expired.');
+  if (row.redirect_uri !== redirectUri)
+    throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
+  if (!verifyPkceS256(verifier, row.code_challenge))
+    throw new InvalidGrant(
+      'The code_verifier does not match the code_challenge of the authorization request.',
+    );
+
+  const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash };
+  const issued = await deps.db
+    .transaction()
+    .execute(async (trx) => ((await claimCode(trx, codeHash)) ? issueTokenPair(trx, grant, now) : undefined));
+  return issued ?? refuseReuse(deps, codeHash);
+}

@@ -1,0 +1,39 @@
+// tokend's OAuth 2.0 authorization server and its web pages, at the server root (outside BASE_PATH).
+// An encapsulated plugin: form parsing and CSRF protection exist only in here.
+import type { FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import csrf from '@fastify/csrf-protection';
+import { nowSeconds } from '../tokens/service.ts';
+import { sendPageError, webRoutes } from '../web/routes.ts';
+import type { OAuthDeps } from './deps.ts';
+import { authorizeGetEndpoint, authorizePostEndpoint } from './endpoints/authorize.ts';
+import { introspectEndpoint } from './endpoints/introspect.ts';
+import { metadataEndpoint } from './endpoints/metadata.ts';
+import { revokeEndpoint } from './endpoints/revoke.ts';
+import { tokenEndpoint } from './endpoints/token.ts';
+import { sendOAuthError } from './respond.ts';
+
+export async function authorizationServer(app: FastifyInstance): Promise<void> {
+  const { store, passwords, loginLimiter } = app.tokend;
+  const deps: OAuthDeps = { db: store.db, dialect: store.dialect, now: nowSeconds };
+
+  await app.register(formbody);
+  app.get('/.well-known/oauth-authorization-server', metadataEndpoint);
+
+  // Back channel: client to server, JSON answers and RFC 6749 §5.2 errors.
+  await app.register(async (backChannel) => {
+    backChannel.setErrorHandler(sendOAuthError);
+    backChannel.post('/oauth/token', tokenEndpoint(deps));
+    backChannel.post('/oauth/revoke', revokeEndpoint(deps));
+    backChannel.post('/oauth/introspect', introspectEndpoint(deps));
+  });
+
+  // Front channel: the browser's pages, CSRF-protected forms, errors as pages.
+  await app.register(async (pages) => {
+    await pages.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
+    pages.setErrorHandler(sendPageError);
+    pages.get('/oauth/authorize', authorizeGetEndpoint(deps));
+    pages.post('/oauth/authorize', { preHandler: pages.csrfProtection }, authorizePostEndpoint(deps));
+    await webRoutes(pages, { db: store.db, dialect: store.dialect, passwords, loginLimiter });
+  });
+}

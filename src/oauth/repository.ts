@@ -1,0 +1,186 @@
+// OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
+import { CompiledQuery, type Selectable } from 'kysely';
+import type { Db, Dialect } from '../store/database.ts';
+import type {
+  OAuthAccessTokenTable,
+  OAuthClientTable,
+  OAuthCodeTable,
+  OAuthRefreshTokenTable,
+} from '../store/schema.ts';
+
+export type ClientRow = Selectable<OAuthClientTable>;
+export type CodeRow = Selectable<OAuthCodeTable>;
+export type AccessTokenRow = Selectable<OAuthAccessTokenTable>;
+export type RefreshTokenRow = Selectable<OAuthRefreshTokenTable>;
+
+// ---- clients
+
+export async function insertClient(db: Db, client: ClientRow): Promise<void> {
+  await db.insertInto('oauth_clients').values(client).execute();
+}
+
+export async function findClientById(db: Db, id: string): Promise<ClientRow | undefined> {
+  if (id.length > 64) return undefined;
+  return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listClientRows(db: Db): Promise<ClientRow[]> {
+  return db.selectFrom('oauth_clients').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+/** Deletes the client; its codes, tokens and consents go with it (ON DELETE CASCADE). */
+export async function deleteClientById(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+// ---- authorization codes
+
+export async function insertCode(db: Db, code: CodeRow): Promise<void> {
+  await db.insertInto('oauth_codes').values(code).execute();
+}
+
+export async function findCodeByHash(db: Db, codeHash: string): Promise<CodeRow | undefined> {
+  return db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+}
+
+/** Marks the code used; false when it already was (so exactly one exchange wins a race). */
+export async function claimCode(db: Db, codeHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_codes')
+    .set({ used: 1 })
+    .where('code_hash', '=', codeHash)
+    .where('used', '=', 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+// ---- access and refresh tokens
+
+export type NewAccessToken = Omit<AccessTokenRow, 'id'>;
+export type NewRefreshToken = Omit<RefreshTokenRow, 'id' | 'used'>;
+
+export async function insertAccessToken(db: Db, token: NewAccessToken): Promise<void> {
+  await db.insertInto('oauth_access_tokens').values(token).execute();
+}
+
+export async function insertRefreshToken(db: Db, token: NewRefreshToken): Promise<void> {
+  await db
+    .insertInto('oauth_refresh_tokens')
+    .values({ ...token, used: 0 })
+    .execute();
+}
+
+export async function findAccessTokenByHash(db: Db, tokenHash: string): Promise<AccessTokenRow | undefined> {
+  return db
+    .selectFrom('oauth_access_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+export async function findRefreshTokenByHash(
+  db: Db,
+  tokenHash: string,
+): Promise<RefreshTokenRow | undefined> {
+  return db
+    .selectFrom('oauth_refresh_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+/** Marks the refresh token rotated; false when it already was. */
+export async function claimRefreshToken(db: Db, id: number): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ used: 1 })
+    .where('id', '=', id)
+    .where('used', '=', 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function deleteAccessTokenById(db: Db, id: number): Promise<void> {
+  await db.deleteFrom('oauth_access_tokens').where('id', '=', id).execute();
+}
+
+/** Revokes every access and refresh token descended from one grant. */
+export async function revokeFamily(db: Db, family: string): Promise<void> {
+  await db.deleteFrom('oauth_access_tokens').where('family', '=', family).execute();
+  await db.deleteFrom('oauth_refresh_tokens').where('family', '=', family).execute();
+}
+
+// ---- consents
+
+export async function findConsentScope(
+  db: Db,
+  userId: number,
+  clientId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('oauth_consents')
+    .select('scope')
+    .where('user_id', '=', userId)
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+  return row?.scope;
+}
+
+export async function saveConsent(
+  db: Db,
+  dialect: Dialect,
+  consent: { userId: number; clientId: string; scope: string; now: number },
+): Promise<void> {
+  const values = {
+    user_id: consent.userId,
+    client_id: consent.clientId,
+    scope: consent.scope,
+    updated_at: consent.now,
+  };
+  const update = { scope: consent.scope, updated_at: consent.now };
+  const insert = db.insertInto('oauth_consents').values(values);
+  if (dialect === 'mysql') await insert.onDuplicateKeyUpdate(update).execute();
+  else await insert.onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet(update)).execute();
+}
+
+// ---- the per-request bearer lookup
+
+/** An access token joined with its client and its owner's current privileges. */
+export interface BearerRow {
+  id: number;
+  user_id: number;
+  scope: string;
+  created_at: number;
+  client_id: string;
+  client_name: string;
+  client_owner_id: number;
+  client_avatar: string;
+  user_privileges: number;
+}
+
+/** The hot-path lookup: one query, compiled once per handle; each call only swaps the parameters. */
+export function bearerLookup(db: Db): (tokenHash: string, now: number) => Promise<BearerRow | undefined> {
+  const compiled = db
+    .selectFrom('oauth_access_tokens as t')
+    .innerJoin('oauth_clients as c', 'c.id', 't.client_id')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select([
+      't.id',
+      't.user_id',
+      't.scope',
+      't.created_at',
+      'c.id as client_id',
+      'c.name as client_name',
+      'c.owner_id as client_owner_id',
+      'c.avatar as client_avatar',
+      'u.privileges as user_privileges',
+    ])
+    .where('t.token_hash', '=', '')
+    .where('t.expires_at', '>', 0)
+    .compile();
+  return async (tokenHash, now) => {
+    const result = await db.executeQuery<BearerRow>(CompiledQuery.raw(compiled.sql, [tokenHash, now]));
+    return result.rows[0];
+  };
+}

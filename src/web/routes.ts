@@ -1,0 +1,102 @@
+// /login and /logout, and how every page reports an error.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError } from '../oauth/errors.ts';
+import { deleteTokenById } from '../tokens/repository.ts';
+import { errorPage, loginPage, signedInPage, sendPage } from './pages.ts';
+import { webLogin, type WebLoginDeps } from './login.ts';
+import { clearSessionCookie, csrfToken, localPath, sessionUser, setSessionCookie } from './session.ts';
+
+type Form = Record<string, unknown>;
+const field = (body: unknown, name: string): string | undefined => {
+  const value = typeof body === 'object' && body !== null ? (body as Form)[name] : undefined;
+  return typeof value === 'string' ? value : undefined;
+};
+
+const MAX_FIELD = 1024;
+
+/** The error handler of the pages: a short explanation, never the inside of a failure. */
+export function sendPageError(err: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof OAuthError) {
+    if (err.status >= 500) request.log.error({ err }, 'authorization request failed');
+    const status = err.status >= 500 ? 500 : 400;
+    return sendPage(
+      reply,
+      status,
+      'Error',
+      errorPage(err.expose ? err.message : 'An internal error occurred.'),
+    );
+  }
+  if (err.code === 'FST_CSRF_MISSING_SECRET' || err.code === 'FST_CSRF_INVALID_TOKEN')
+    return sendPage(
+      reply,
+      403,
+      'Error',
+      errorPage(
+        'This form has expired or was not sent from this site.',
+        'Go back, reload the page and try again.',
+      ),
+    );
+  const status = err.statusCode ?? 500;
+  if (status >= 400 && status < 500) return sendPage(reply, status, 'Error', errorPage(err.message));
+  request.log.error({ err }, 'page failed');
+  return sendPage(reply, 500, 'Error', errorPage('An internal error occurred. Please try again later.'));
+}
+
+export async function webRoutes(app: FastifyInstance, deps: WebLoginDeps): Promise<void> {
+  function showLogin(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    view: { next: string | undefined; error?: string; username?: string },
+  ) {
+    return sendPage(reply, status, 'Sign in', loginPage({ ...view, csrf: csrfToken(request, reply) }));
+  }
+
+  app.get('/login', async (request: FastifyRequest<{ Querystring: { next?: unknown } }>, reply) => {
+    const next = localPath(request.query.next);
+    const user = await sessionUser(deps.db, request);
+    if (user && next) return reply.redirect(next, 303);
+    if (user)
+      return sendPage(
+        reply,
+        200,
+        'Signed in',
+        signedInPage({ username: user.username, csrf: csrfToken(request, reply) }),
+      );
+    return showLogin(request, reply, 200, { next });
+  });
+
+  app.post('/login', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const username = field(request.body, 'username')?.trim() ?? '';
+    const password = field(request.body, 'password') ?? '';
+    const next = localPath(field(request.body, 'next'));
+    const again = (status: number, error: string) =>
+      showLogin(request, reply, status, { next, error, username });
+    if (username === '' || password === '') return again(422, 'Enter your username and your password.');
+    if (username.length > MAX_FIELD || password.length > MAX_FIELD)
+      return again(400, 'The username or password is too long.');
+
+    const result = await webLogin(deps, { username, password }, request.ip);
+    switch (result.kind) {
+      case 'bad-credentials':
+        return again(403, 'Wrong username or password.');
+      case 'rate-limited':
+        reply.header('Retry-After', String(result.retryAfterS));
+        return again(429, `Too many sign-in attempts. Try again in ${result.retryAfterS} seconds.`);
+      case 'legacy-password':
+        return again(403, 'This account still has an old-style password. Reset your password first.');
+      case 'banned':
+        return again(403, 'This account is banned.');
+      case 'signed-in':
+        setSessionCookie(request, reply, result.secret);
+        return reply.redirect(next ?? '/login', 303);
+    }
+  });
+
+  app.post('/logout', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const user = await sessionUser(deps.db, request);
+    if (user) await deleteTokenById(deps.db, user.tokenId);
+    clearSessionCookie(request, reply);
+    return reply.redirect('/login', 303);
+  });
+}
