@@ -61,9 +61,7 @@ const create: LeafCommand = {
     if (refused.length > 0)
       lines.push(style.yellow(`Not granted (the owner may not hold them): ${refused.join(' | ')}`));
     if (isBanned(owner.privileges))
-      lines.push(
-        style.yellow('The owner is banned: the token carries no privileges until they are unbanned.'),
-      );
+      lines.push(style.yellow('The owner is banned: the token carries no privileges while they are.'));
     lines.push(`Secret (shown only once): ${style.green(token.secret)}`);
     return {
       json: {

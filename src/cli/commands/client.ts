@@ -1,0 +1,195 @@
+// tokend client …: register, list and delete OAuth clients, and mint bearer tokens for operators and tests.
+import { OAuthError } from '../../oauth/errors.ts';
+import {
+  ClientValidationError,
+  createClient,
+  deleteClient,
+  findClient,
+  isConfidential,
+  listClients,
+  type OAuthClient,
+} from '../../oauth/clients.ts';
+import { issueAccessToken } from '../../oauth/issue.ts';
+import { formatScope, parseScope, SCOPE_NAMES } from '../../oauth/scopes.ts';
+import { newOAuthSecret, sha256Hex } from '../../oauth/secrets.ts';
+import { rfc3339 } from '../../oauth/bearer-store.ts';
+import { nowSeconds } from '../../tokens/service.ts';
+import type { Store } from '../../store/database.ts';
+import { CliError, type GroupCommand, type LeafCommand } from '../command.ts';
+import { table } from '../format.ts';
+import { requireUser } from '../lookup.ts';
+
+const describeClient = (c: OAuthClient) => ({
+  id: c.id,
+  name: c.name,
+  owner_id: c.ownerId,
+  avatar: c.avatar,
+  redirect_uris: c.redirectUris,
+  public: !isConfidential(c),
+  created: rfc3339(c.created),
+});
+
+/** The owner named by --owner, or else the user with the lowest id (the operator's first account). */
+async function resolveOwner(store: Store, ref: string | undefined) {
+  if (ref !== undefined) return requireUser(store, ref);
+  const first = await store.db
+    .selectFrom('users')
+    .select(['id', 'username'])
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  if (!first) throw new CliError('no users exist yet: create one first, or pass --owner U');
+  return first;
+}
+
+const create: LeafCommand = {
+  name: 'create',
+  summary: 'Register an OAuth client and print its id and secret (the secret is shown only this once)',
+  description:
+    'Redirect URIs are matched exactly; give --redirect-uri once per URI.\n' +
+    '--public registers a client without a secret (a browser or native app); it must use PKCE,\n' +
+    'as every client must. Without --owner, the user with the lowest id owns the client.',
+  examples: [
+    'tokend client create --name "Score Tracker" --redirect-uri https://tracker.example/callback --owner alice',
+  ],
+  options: {
+    name: {
+      type: 'string',
+      value: 'N',
+      required: true,
+      description: 'the name users see on the consent page',
+    },
+    'redirect-uri': {
+      type: 'string',
+      value: 'URI',
+      required: true,
+      multiple: true,
+      description: 'an allowed redirect URI (repeatable)',
+    },
+    owner: { type: 'string', value: 'U', description: "the owner's user id or username" },
+    avatar: { type: 'string', value: 'URL', description: 'an http(s) URL of the app icon' },
+    public: { type: 'boolean', description: 'no client secret (the app cannot keep one)' },
+  },
+  async run(args, ctx) {
+    const store = await ctx.store();
+    const owner = await resolveOwner(store, args.optionalString('owner'));
+    let created;
+    try {
+      created = await createClient(store.db, {
+        name: args.string('name'),
+        ownerId: owner.id,
+        avatar: args.optionalString('avatar') ?? '',
+        redirectUris: args.strings('redirect-uri'),
+        public: args.flag('public'),
+        now: nowSeconds(),
+      });
+    } catch (err) {
+      if (err instanceof ClientValidationError) throw new CliError(err.message, args.command);
+      throw err;
+    }
+    const { client, secret } = created;
+    const { style } = ctx;
+    const lines = [
+      `Client ${style.bold(client.id)} "${client.name}" owned by user ${owner.id} ${owner.username}`,
+      `Redirect URIs: ${client.redirectUris.join(' ')}`,
+      secret === undefined
+        ? 'Public client: no secret; it must use PKCE.'
+        : `Secret (shown only once): ${style.green(secret)}`,
+    ];
+    return {
+      json: {
+        id: client.id,
+        secret: secret ?? null,
+        name: client.name,
+        owner_id: client.ownerId,
+        avatar: client.avatar,
+        redirect_uris: client.redirectUris,
+        public: secret === undefined,
+      },
+      text: lines.join('\n'),
+    };
+  },
+};
+
+const list: LeafCommand = {
+  name: 'list',
+  summary: 'List registered OAuth clients (never secrets)',
+  options: {},
+  async run(_args, ctx) {
+    const store = await ctx.store();
+    const clients = (await listClients(store.db)).map(describeClient);
+    const text =
+      clients.length === 0
+        ? 'No clients are registered.'
+        : table(
+            ctx.style,
+            ['ID', 'NAME', 'OWNER', 'TYPE', 'REDIRECT URIS'],
+            clients.map((c) => [
+              c.id,
+              c.name,
+              String(c.owner_id),
+              c.public ? 'public' : 'confidential',
+              c.redirect_uris.join(' '),
+            ]),
+          );
+    return { json: { clients }, text };
+  },
+};
+
+const remove: LeafCommand = {
+  name: 'delete',
+  summary: 'Delete a client; its codes, tokens and consents go with it',
+  options: { id: { type: 'string', value: 'ID', required: true, description: 'the client id' } },
+  async run(args, ctx) {
+    const id = args.string('id');
+    const store = await ctx.store();
+    if (!(await deleteClient(store.db, id))) throw new CliError(`no client with id ${JSON.stringify(id)}`);
+    return { json: { id, deleted: true }, text: `Client ${id} deleted, with every token issued to it.` };
+  },
+};
+
+const token: LeafCommand = {
+  name: 'token',
+  summary: 'Mint a bearer access token for a user and client, without the browser flow (operators, tests)',
+  description: `Scopes: ${SCOPE_NAMES.join(', ')} (space-separated). The token expires like any other.`,
+  examples: ['tokend client token --client 3f2a… --user alice --scope "read_confidential write"'],
+  options: {
+    client: { type: 'string', value: 'ID', required: true, description: 'the client id' },
+    user: { type: 'string', value: 'U', required: true, description: 'the user the token acts for' },
+    scope: { type: 'string', value: 'SCOPE', description: 'space-separated scopes (default: none)' },
+  },
+  async run(args, ctx) {
+    let scope: string;
+    try {
+      scope = formatScope(parseScope(args.optionalString('scope')));
+    } catch (err) {
+      if (err instanceof OAuthError) throw new CliError(`--scope: ${err.message}`, args.command);
+      throw err;
+    }
+    const store = await ctx.store();
+    const clientId = args.string('client');
+    const client = await findClient(store.db, clientId);
+    if (!client) throw new CliError(`no client with id ${JSON.stringify(clientId)}`);
+    const user = await requireUser(store, args.string('user'));
+    // A minted token is its own grant: revoking it touches nothing else.
+    const family = sha256Hex(newOAuthSecret());
+    const issued = await issueAccessToken(
+      store.db,
+      { clientId: client.id, userId: user.id, scope, family },
+      nowSeconds(),
+    );
+    return {
+      json: { ...issued, client_id: client.id, user_id: user.id },
+      text:
+        `Bearer token for user ${user.id} ${user.username} via ${client.name}, scope "${scope}", ` +
+        `expires in ${issued.expires_in} s\n` +
+        `Access token (shown only once): ${ctx.style.green(issued.access_token)}`,
+    };
+  },
+};
+
+export const clientCommand: GroupCommand = {
+  name: 'client',
+  summary: 'Manage OAuth clients and bearer tokens',
+  subcommands: [create, list, remove, token],
+};

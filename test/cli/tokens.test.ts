@@ -1,0 +1,179 @@
+// tokend token …: tokens issued by the CLI work over HTTP; listing and revoking; every dialect's flow.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { cliHarness, type CliHarness } from './run-cli.ts';
+
+const ADMIN = 1 + 2 + 8 + 16 + 32 + 512; // active + AdminAccessRAP, ManageUsers, BanUsers, ManageServer
+
+async function get(h: CliHarness, path: string, secret: string) {
+  const app = await h.app();
+  const r = await app.inject({ method: 'GET', url: `/api/v1${path}`, headers: { 'x-ripple-token': secret } });
+  return { status: r.statusCode, body: r.json() as Record<string, unknown> };
+}
+
+describe('tokend token', { concurrency: 4 }, () => {
+  it('create prints the id and the secret; the secret authenticates over HTTP', async (t) => {
+    const h = await cliHarness(t);
+    const user = await h.json(['user', 'create', '--username', 'alice', '--password', 'p']);
+    const token = await h.json([
+      'token',
+      'create',
+      '--user',
+      'alice',
+      '--privileges',
+      '6',
+      '--description',
+      'from the CLI',
+    ]);
+    assert.deepEqual(Object.keys(token).sort(), [
+      'description',
+      'id',
+      'private',
+      'privileges',
+      'token',
+      'user_id',
+      'username',
+    ]);
+    assert.match(token.token as string, /^[0-9a-f]{32}$/);
+    assert.equal(token.user_id, user.id);
+    assert.equal(token.privileges, 6);
+    assert.equal(token.private, false);
+
+    const self = await get(h, '/tokens/self', token.token as string);
+    assert.equal(self.status, 200);
+    assert.equal(self.body.id, token.id);
+    assert.equal(self.body.privileges, 6);
+    assert.equal(self.body.description, 'from the CLI');
+    const ping = await get(h, '/ping', token.token as string);
+    assert.equal(ping.body.user_id, user.id);
+
+    const text = await h.cli(['token', 'create', '--user', String(user.id)]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^Token \d+ for user \d+ alice: privileges 0 \(none\), public$/m);
+    const secret = /Secret \(shown only once\): ([0-9a-f]{32})$/m.exec(text.stdout)?.[1];
+    assert.ok(secret, text.stdout);
+    assert.equal((await get(h, '/tokens/self', secret)).status, 200);
+  });
+
+  it('create limits the privileges to what the owner may hold, by number or by names', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'admin', '--password', 'p', '--privileges', String(ADMIN)]);
+    await h.json(['user', 'create', '--username', 'plain', '--password', 'p']);
+    const admin = await h.json([
+      'token',
+      'create',
+      '--user',
+      'admin',
+      '--privileges',
+      'ManageUser,APIMeta,Blog,Read,Write',
+    ]);
+    assert.equal(admin.privileges, 128 + 2048 + 4, 'Blog needs AdminChatMod; Read is never granted');
+    const plain = await h.json(['token', 'create', '--user', 'plain', '--privileges', String(2 ** 53 - 1)]);
+    assert.equal(plain.privileges, 2 + 4 + 8192, 'ReadConfidential, Write and Bancho need only UserNormal');
+    const text = await h.cli(['token', 'create', '--user', 'plain', '--privileges', 'Write,ManageUser']);
+    assert.match(text.stdout, /Not granted \(the owner may not hold them\): ManageUser/);
+
+    const fix = await (
+      await h.app()
+    ).inject({
+      method: 'POST',
+      url: '/api/v1/tokens/fix_privileges?id=self',
+      headers: { 'x-ripple-token': admin.token as string },
+    });
+    assert.equal(fix.statusCode, 200, 'ManageUser + APIMeta from the CLI allow fix_privileges');
+  });
+
+  it('a token of a banned owner identifies them but carries no privileges while they are banned', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'b', '--password', 'p', '--privileges', String(3 + 8)]);
+    await h.json(['user', 'ban', '--user', 'b']);
+    // Write needs UserNormal, which the ban took; ViewUserAdvanced needs only AdminAccessRAP, which stays.
+    const text = await h.cli(['token', 'create', '--user', 'b', '--privileges', 'Write,ViewUserAdvanced']);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /privileges 64 \(ViewUserAdvanced\)/);
+    assert.match(text.stdout, /The owner is banned/);
+    const secret = /([0-9a-f]{32})$/m.exec(text.stdout)?.[1] ?? '';
+    const whileBanned = await get(h, '/tokens/self', secret);
+    assert.equal(whileBanned.status, 200);
+    assert.equal(whileBanned.body.privileges, 0);
+    await h.json(['user', 'unban', '--user', 'b']);
+    assert.equal((await get(h, '/tokens/self', secret)).body.privileges, 64);
+  });
+
+  it('list shows private tokens too, never secrets or hashes; HTTP lists only public ones', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'carol', '--password', 'p']);
+    const pub = await h.json(['token', 'create', '--user', 'carol', '--description', 'public one']);
+    const priv = await h.json(['token', 'create', '--user', 'carol', '--private', '--privileges', '2']);
+    assert.equal(priv.private, true);
+
+    const r = await h.cli(['token', 'list', '--user', 'carol', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const listed = JSON.parse(r.stdout) as { user_id: number; tokens: Array<Record<string, unknown>> };
+    assert.deepEqual(
+      listed.tokens.map((tk) => ({ ...tk, last_updated: typeof tk.last_updated })),
+      [
+        { id: pub.id, privileges: 0, description: 'public one', private: false, last_updated: 'number' },
+        { id: priv.id, privileges: 2, description: '', private: true, last_updated: 'number' },
+      ],
+    );
+    for (const secret of [pub.token, priv.token] as string[]) assert.ok(!r.stdout.includes(secret));
+    assert.doesNotMatch(r.stdout, /[0-9a-f]{64}/, 'no SHA-256 hash either');
+
+    const overHttp = await get(h, '/tokens', priv.token as string);
+    assert.deepEqual(
+      (overHttp.body.tokens as Array<{ id: number }>).map((tk) => tk.id),
+      [pub.id],
+    );
+    assert.deepEqual(
+      await h.json(['token', 'list', '--user', 'nobody-else']).catch(() => 'refused'),
+      'refused',
+    );
+  });
+
+  it('revoke deletes the token at once; revoking an unknown id is exit code 1', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'dan', '--password', 'p']);
+    const token = await h.json(['token', 'create', '--user', 'dan']);
+    assert.equal((await get(h, '/tokens/self', token.token as string)).status, 200);
+    assert.deepEqual(await h.json(['token', 'revoke', '--id', String(token.id)]), {
+      id: token.id,
+      revoked: true,
+    });
+    assert.equal((await get(h, '/tokens/self', token.token as string)).status, 404);
+    const again = await h.cli(['token', 'revoke', '--id', String(token.id), '--json']);
+    assert.equal(again.code, 1);
+    assert.equal(again.stdout, '');
+    assert.match(again.stderr, new RegExp(`^tokend: no token with id ${token.id}\\n$`));
+  });
+
+  it('create refuses a description longer than the API allows', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'e', '--password', 'p']);
+    const r = await h.cli(['token', 'create', '--user', 'e', '--description', 'x'.repeat(5000)]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /--description: at most \d+ characters/);
+    assert.deepEqual((await h.json(['token', 'list', '--user', 'e'])).tokens, []);
+  });
+});
+
+for (const dialect of DIALECTS) {
+  describe(`tokend on ${dialect}`, () => {
+    it('user create (explicit and next id), token create/list/revoke, ban', async (t) => {
+      const h = await cliHarness(t, dialect);
+      const first = await h.json(['user', 'create', '--username', 'x1', '--password', 'p', '--id', '500']);
+      const next = await h.json(['user', 'create', '--username', 'x2', '--password', 'p']);
+      assert.equal(first.id, 500);
+      assert.equal(next.id, 501);
+      const token = await h.json(['token', 'create', '--user', '501', '--privileges', '4']);
+      assert.equal((await get(h, '/tokens/self', token.token as string)).body.privileges, 4);
+      await h.json(['user', 'ban', '--user', 'x2']);
+      assert.equal((await get(h, '/ping', token.token as string)).body.privileges, 0);
+      const listed = await h.json(['token', 'list', '--user', 'x2']);
+      assert.equal((listed.tokens as unknown[]).length, 1);
+      await h.json(['token', 'revoke', '--id', String(token.id)]);
+      assert.equal((await get(h, '/tokens/self', token.token as string)).status, 404);
+    });
+  });
+}
