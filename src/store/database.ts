@@ -32,7 +32,21 @@ export interface Store {
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Connections of the pool, where the driver exposes them (PostgreSQL); for metrics. */
+  poolStats?: () => PoolStats;
 }
+
+export interface PoolStats {
+  /** Connections open (busy and idle). */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  /** Largest number of connections the pool may open. */
+  max: number;
+}
+
+const POOL_STATS = new WeakMap<Db, () => PoolStats>();
 
 export interface OpenOptions {
   /** Connections per process (PostgreSQL, MySQL); DB_POOL_SIZE. */
@@ -74,6 +88,8 @@ class PostgresPoolWithTimeouts implements PostgresPool {
     const raw = await this.pool.connect();
     let client = this.clients.get(raw);
     if (client === undefined) {
+      // A checked-out client whose server goes away emits 'error'; the failing query reports it already.
+      raw.on('error', () => {});
       client = new PostgresClientWithTimeouts(raw);
       this.clients.set(raw, client);
     }
@@ -143,7 +159,8 @@ class MysqlPoolWithTimeouts implements MysqlPool {
     });
   }
   end(callback: (error: unknown) => void): void {
-    this.pool.end(callback);
+    // An error here comes from a connection that was already broken; closing the pool has still succeeded.
+    this.pool.end(() => callback(null));
   }
 }
 
@@ -203,9 +220,16 @@ function makeKysely(config: DatabaseConfig, limits: PoolLimits): Db {
       });
       // An idle client that loses its server emits here; the pool replaces it on the next checkout.
       pool.on('error', () => {});
-      return new Kysely<Database>({
+      const db = new Kysely<Database>({
         dialect: new PostgresDialect({ pool: new PostgresPoolWithTimeouts(pool) }),
       });
+      POOL_STATS.set(db, () => ({
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        max: limits.poolSize,
+      }));
+      return db;
     }
     case 'mysql': {
       const pool = createMysqlPool({
@@ -263,5 +287,6 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
       await db.selectFrom('users').select('id').limit(1).execute();
     },
     close: () => db.destroy(),
+    poolStats: POOL_STATS.get(db),
   };
 }
