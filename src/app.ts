@@ -1,5 +1,5 @@
 // Builds the Fastify app in a fixed order: external plugins, tokend's services, then routes.
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
 import type { Config } from './config.ts';
@@ -51,6 +51,8 @@ export interface BuildOptions {
   /** Replaces the in-memory login limiter (e.g. one backed by Redis). */
   loginLimiter?: LoginLimiter;
   logger?: FastifyServerOptions['logger'];
+  /** Told about every route as it is added (tests check the API document against this). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -80,6 +82,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clientErrorHandler: answerClientError,
   });
   capConnectionsPerAddress(app.server, config.http.maxConnectionsPerIp);
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   const store =
     options.store ??
@@ -143,9 +146,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setNotFoundHandler(notFound);
   app.addHook('onRequest', echoRequestId);
 
-  // Before every route: metrics count each route, and the API document collects them as they are added.
-  await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
+  // Before every route: the API document collects routes as they are added, and metrics count each route.
   await registerDocs(app, config.basePath);
+  await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
 
   const readinessChecks: ReadinessCheck[] = [{ name: 'database', check: () => store.ping() }];
   await app.register(healthRoutes, { checks: readinessChecks, timeoutMs: DEFAULT_READY_TIMEOUT_MS });

@@ -2,17 +2,7 @@
 // (tests, workers) never share or double-register series.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LoginResult } from '../tokens/service.ts';
-
-/** Connections of the database pool, where the driver tells. */
-export interface PoolStats {
-  /** Connections open (busy and idle). */
-  total: number;
-  idle: number;
-  /** Queries waiting for a connection. */
-  waiting: number;
-  /** Largest number of connections the pool may open. */
-  max: number;
-}
+import type { PoolStats } from '../store/database.ts';
 
 /** Login outcomes as labelled on tokend_login_attempts_total: `ok` or the response code. */
 export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
@@ -128,6 +118,7 @@ export interface Observed {
   jobs: { onFixed: ((rows: number) => void) | undefined };
   lastUsed: { onFlush: ((size: number) => void) | undefined };
   expiry: { onSwept: ((deleted: number) => void) | undefined };
+  store: { poolStats?: () => PoolStats };
 }
 
 /** Points the background services' callbacks at the metrics. */
@@ -138,4 +129,5 @@ export function observeServices(metrics: TokendMetrics, services: Observed): voi
   };
   services.lastUsed.onFlush = (size) => metrics.lastUsedBatch.observe(size);
   services.expiry.onSwept = (deleted) => metrics.tokensExpired.inc(deleted);
+  if (services.store.poolStats) metrics.observePool(services.store.poolStats);
 }

@@ -1,0 +1,152 @@
+// The API reference: a structurally valid OpenAPI 3.1 document that lists every route the app registers.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RouteOptions } from 'fastify';
+import { build } from '../helpers/app.ts';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Fastify's `/tokens/:id/delete` in OpenAPI's form `/tokens/{id}/delete`. */
+const openApiPath = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+async function buildRecordingRoutes(t: Parameters<typeof build>[0], env: Record<string, string> = {}) {
+  const routes: RouteOptions[] = [];
+  const h = await build(t, 'sqlite', env, { onRoute: (route) => void routes.push(route) });
+  return { h, routes };
+}
+
+/** Every (method, url) a client can call, leaving out HEAD twins of GETs and routes hidden from the document. */
+function callableRoutes(routes: RouteOptions[]): Array<{ method: string; url: string }> {
+  const out: Array<{ method: string; url: string }> = [];
+  for (const route of routes) {
+    if ((route.schema as Json | undefined)?.hide === true) continue;
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      out.push({ method: method.toLowerCase(), url: route.url ?? '' });
+    }
+  }
+  return out;
+}
+
+describe('OpenAPI document', () => {
+  it('is OpenAPI 3.1 with info, paths, and responses on every operation', async (t) => {
+    const { h } = await buildRecordingRoutes(t);
+    const r = await h.app.inject({ url: '/api/v1/openapi.json' });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.match(String(r.headers['content-type']), /^application\/json/);
+    const doc = r.json() as Json;
+    assert.match(String(doc.openapi), /^3\.1\.\d+$/);
+    assert.ok(isObject(doc.info));
+    assert.equal(typeof doc.info.title, 'string');
+    assert.equal(typeof doc.info.version, 'string');
+    assert.ok(isObject(doc.paths) && Object.keys(doc.paths).length > 0);
+    const schemes = ((doc.components as Json | undefined)?.securitySchemes ?? {}) as Json;
+    let operations = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      assert.ok(path.startsWith('/'), `path ${path} must start with /`);
+      assert.ok(isObject(item), `path item ${path}`);
+      const ops = Object.entries(item).filter(([k]) => METHODS.includes(k));
+      assert.ok(ops.length > 0, `${path} has no operation`);
+      for (const [method, op] of ops) {
+        const where = `${method.toUpperCase()} ${path}`;
+        operations++;
+        assert.ok(isObject(op), where);
+        assert.ok(
+          isObject(op.responses) && Object.keys(op.responses).length > 0,
+          `${where} has no responses`,
+        );
+        for (const [status, response] of Object.entries(op.responses)) {
+          assert.match(status, /^([1-5](\d\d|XX)|default)$/, `${where}: response key ${status}`);
+          assert.ok(isObject(response) && typeof response.description === 'string', `${where} ${status}`);
+        }
+        // Every {param} in the path is declared as a required path parameter.
+        const declared = ((op.parameters ?? []) as Json[]).filter((p) => p.in === 'path');
+        for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
+          const param = declared.find((p) => p.name === name);
+          assert.ok(param, `${where}: path parameter ${name} is not declared`);
+          assert.equal(param.required, true, `${where}: path parameter ${name} must be required`);
+        }
+        for (const requirement of (op.security ?? []) as Json[])
+          for (const scheme of Object.keys(requirement))
+            assert.ok(scheme in schemes, `${where}: unknown security scheme ${scheme}`);
+      }
+    }
+    assert.ok(operations >= 10, `only ${operations} operations`);
+  });
+
+  it('lists every route registered under {base_url}/v1, and every other visible route', async (t) => {
+    const { h, routes } = await buildRecordingRoutes(t);
+    const doc = (await h.app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Json };
+    const callable = callableRoutes(routes);
+    const v1 = callable.filter((r) => r.url.startsWith('/api/v1/'));
+    // The token operations of decisions.md, and revoke by id, are among them.
+    for (const expected of [
+      'post /api/v1/tokens',
+      'post /api/v1/token/new',
+      'get /api/v1/tokens',
+      'get /api/v1/tokens/self',
+      'post /api/v1/tokens/self/delete',
+      'delete /api/v1/tokens/self',
+      'post /api/v1/tokens/fix_privileges',
+      'post /api/v1/tokens/:id/delete',
+      'delete /api/v1/tokens/:id',
+      'get /api/v1/ping',
+    ])
+      assert.ok(
+        v1.some((r) => `${r.method} ${r.url}` === expected),
+        `${expected} was not registered`,
+      );
+    const missing = callable.filter(
+      (r) => !isObject((doc.paths[openApiPath(r.url)] as Json | undefined)?.[r.method]),
+    );
+    assert.deepEqual(missing, [], 'routes missing from the OpenAPI document');
+    // …and nothing documented that is not a route.
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item as Json)
+        .filter((k) => METHODS.includes(k))
+        .map((m) => `${m} ${path}`),
+    );
+    const registered = new Set(callable.map((r) => `${r.method} ${openApiPath(r.url)}`));
+    assert.deepEqual(
+      documented.filter((d) => !registered.has(d)),
+      [],
+    );
+  });
+
+  it('follows BASE_PATH and documents credentials and the error envelope', async (t) => {
+    const { h } = await buildRecordingRoutes(t, { BASE_PATH: '/x/y' });
+    assert.equal((await h.app.inject({ url: '/api/v1/openapi.json' })).statusCode, 404);
+    const doc = (await h.app.inject({ url: '/x/y/v1/openapi.json' })).json() as {
+      paths: Record<string, Json>;
+    };
+    const list = doc.paths['/x/y/v1/tokens']?.get as Json;
+    assert.ok(list, 'GET /x/y/v1/tokens');
+    const security = (list.security ?? []) as Json[];
+    assert.ok(security.some((s) => 'rippleToken' in s));
+    assert.ok(security.some((s) => 'bearer' in s));
+    const responses = list.responses as Json;
+    assert.ok(isObject(responses.default), 'error envelope as the default response');
+    // The creation endpoint documents expires_in, and its answer expires_at.
+    const create = doc.paths['/x/y/v1/tokens']?.post as Json;
+    const body = JSON.stringify(create.requestBody);
+    assert.match(body, /"expires_in"/);
+    assert.match(JSON.stringify(create.responses), /"expires_at"/);
+  });
+
+  it('serves the interactive reference at {base_url}/docs', async (t) => {
+    const { h } = await buildRecordingRoutes(t);
+    const page = await h.app.inject({ url: '/api/docs' });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(page.body, /swagger-ui/i);
+    const init = await h.app.inject({ url: '/api/docs/static/swagger-initializer.js' });
+    assert.equal(init.statusCode, 200);
+    // The page loads the same document.
+    const json = await h.app.inject({ url: '/api/docs/json' });
+    const served = await h.app.inject({ url: '/api/v1/openapi.json' });
+    assert.deepEqual(json.json(), served.json());
+  });
+});
