@@ -66,10 +66,13 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `node src/server.ts` on a free port and waits (bounded) until it answers HTTP. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+/** Starts `node src/server.ts` (or `node <args>`) on a free port and waits (bounded) until it answers HTTP. */
+export async function startServer(
+  env: Record<string, string>,
+  args: string[] = ['src/server.ts'],
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['src/server.ts'], {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
