@@ -6,10 +6,17 @@ export const serveCommand: LeafCommand = {
   summary: 'Run the HTTP API (HOST:PORT from the environment) until SIGTERM or SIGINT',
   description:
     'Migrations run at start-up. The log is written to stdout as JSON lines, so --json changes nothing here.',
-  options: {},
-  async run(_args, ctx) {
+  options: {
+    workers: {
+      type: 'string',
+      value: 'N',
+      description: 'processes to run through node:cluster (default: WORKERS, else 1); they share the port',
+    },
+  },
+  async run(args, ctx) {
     const config = await ctx.config();
-    const { serve } = await import('../../server.ts');
-    await serve(config);
+    config.workers = args.optionalInteger('workers', 1, 256) ?? config.workers;
+    const { start } = await import('../../server.ts');
+    await start(config);
   },
 };

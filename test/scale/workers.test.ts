@@ -1,0 +1,115 @@
+// WORKERS=2 without Redis: the workers share one login limit through the primary process, a worker that
+// dies is replaced, and SIGTERM drains every worker before the primary exits 0.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { openStore } from '../../src/store/database.ts';
+import { insertUser } from '../../src/users/repository.ts';
+import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
+import { nowSeconds } from '../../src/tokens/service.ts';
+import { request, startServer, type ServerProcess } from './support.ts';
+
+const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
+
+interface LogLine {
+  msg?: string;
+  pid?: number;
+  worker?: number;
+  role?: string;
+}
+
+const logLines = (server: ServerProcess): LogLine[] =>
+  server
+    .output()
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as LogLine];
+      } catch {
+        return [];
+      }
+    });
+
+const listeningWorkers = (server: ServerProcess): number[] =>
+  logLines(server)
+    .filter((l) => l.role === 'primary' && l.msg === 'worker listening')
+    .map((l) => l.worker as number);
+
+async function waitFor(what: string, server: ServerProcess, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(done(), `${what}; output so far:\n${server.output()}`);
+}
+
+for (const [how, args] of [
+  ['WORKERS=2 through npm start (src/server.ts)', ['src/server.ts']],
+  ['tokend serve --workers 2', ['src/cli/main.ts', 'serve', '--workers', '2']],
+] as const) {
+  describe(how, () => {
+    it(
+      'holds the login limit across workers, replaces a dead worker, drains on SIGTERM',
+      { timeout: 120_000 },
+      async (t) => {
+        const database = await createTestDatabase('sqlite');
+        t.after(() => database.drop());
+        const env: Record<string, string> = { DATABASE_URL: database.url, LOG_LEVEL: 'info' };
+        if (args[0] === 'src/server.ts') env.WORKERS = '2';
+        const server = await startServer(env, [...args]);
+        t.after(async () => {
+          await server.stop();
+        });
+        await waitFor('both workers listen', server, () => listeningWorkers(server).length === 2);
+
+        const store = await openStore(database.config, { migrate: false });
+        t.after(() => store.close());
+        const userId = await insertUser(store.db, store.dialect, {
+          username: 'dora',
+          passwordHash: await hasher.hash('dora-pw'),
+          passwordVersion: CURRENT_PASSWORD_VERSION,
+          privileges: 3,
+          now: nowSeconds(),
+        });
+
+        const statuses = (
+          await Promise.all(
+            Array.from({ length: 12 }, (_, i) =>
+              request(`${server.baseUrl}/tokens`, {
+                method: 'POST',
+                // A new connection per request, so the primary spreads them over the workers.
+                headers: { connection: 'close' },
+                json: { id: userId, password: i % 2 === 0 ? 'dora-pw' : 'wrong' },
+              }),
+            ),
+          )
+        ).map((r) => r.status);
+        assert.equal(statuses.filter((s) => s !== 429).length, 5, statuses.join(','));
+        assert.ok(
+          statuses.every((s) => s === 200 || s === 403 || s === 429),
+          statuses.join(','),
+        );
+        t.diagnostic(`login statuses over 2 workers: ${statuses.join(',')}`);
+        const answeredBy = new Set(
+          logLines(server)
+            .filter((l) => l.msg === 'request completed')
+            .map((l) => l.pid),
+        );
+        assert.equal(answeredBy.size, 2, 'both workers answered some of the attempts');
+
+        // A worker that dies is replaced, and the service keeps answering.
+        const [victim] = listeningWorkers(server);
+        process.kill(victim!, 'SIGKILL');
+        await waitFor('a replacement worker listens', server, () => listeningWorkers(server).length === 3);
+        const after = await request(`${server.baseUrl}/tokens`, {
+          method: 'POST',
+          json: { id: userId, password: 'x' },
+        });
+        assert.equal(after.status, 429, 'the primary still remembers the count');
+
+        assert.equal(await server.stop(), 0, server.output());
+        assert.ok(
+          logLines(server).some((l) => l.role === 'primary' && l.msg === 'all workers drained'),
+          server.output(),
+        );
+      },
+    );
+  });
+}
