@@ -133,9 +133,11 @@ export async function approve(browser: InjectBrowser, p: AuthorizeParams, decisi
   return new URL(answer.headers.location as string);
 }
 
-/** A full front-channel run: returns an authorization code for the client. */
+/** A full front-channel run (asking for consent only when not given before): an authorization code. */
 export async function obtainCode(browser: InjectBrowser, p: AuthorizeParams): Promise<string> {
-  const back = await approve(browser, p);
+  const first = await browser.get(authorizeUrl(p));
+  const back =
+    first.statusCode === 302 ? new URL(first.headers.location as string) : await approve(browser, p);
   const code = back.searchParams.get('code');
   if (!code) throw new Error(`no code in ${back.toString()}`);
   return code;
