@@ -119,6 +119,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (text.trim() === '') return done(null, undefined);
     parseJson(request, text, done);
   });
+  // The API speaks JSON only: a text/plain body is a 415, not a string that then fails the schema.
+  app.removeContentTypeParser('text/plain');
 
   await app.register(helmet, {
     contentSecurityPolicy: {

@@ -1,0 +1,107 @@
+// loadConfig(): defaults, and a ConfigError naming the variable for every bad value.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig, parseDatabaseUrl } from '../../src/config.ts';
+
+function refuses(env: Record<string, string>, variable: string) {
+  assert.throws(
+    () => loadConfig(env),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError, `${JSON.stringify(env)} threw ${String(err)}`);
+      assert.equal(err.variable, variable);
+      assert.ok(err.message.includes(variable), err.message);
+      assert.ok(!err.message.includes('\n'), 'one line');
+      return true;
+    },
+    JSON.stringify(env),
+  );
+}
+
+describe('loadConfig()', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    assert.deepEqual(c.database, { kind: 'sqlite', path: 'data/tokend.db' });
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.port, 8080);
+    assert.equal(c.basePath, '/api');
+    assert.equal(c.trustProxy, false);
+    assert.equal(c.loginRateLimit, 5);
+    assert.equal(c.loginRateWindowS, 60);
+    assert.equal(c.redisUrl, undefined);
+  });
+
+  it('reads good values', () => {
+    const c = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      BASE_PATH: '/x/api',
+      LOGIN_RATE_LIMIT: '10',
+      LOGIN_RATE_WINDOW_S: '30',
+      TRUST_PROXY: 'true',
+      DATABASE_URL: 'postgres://u@localhost/db',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      LOG_LEVEL: 'WARN',
+    });
+    assert.equal(c.port, 9000);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.basePath, '/x/api');
+    assert.equal(c.loginRateLimit, 10);
+    assert.equal(c.loginRateWindowS, 30);
+    assert.equal(c.trustProxy, true);
+    assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@localhost/db' });
+    assert.equal(c.redisUrl, 'redis://127.0.0.1:6379');
+    assert.equal(c.logLevel, 'warn');
+  });
+
+  it('TRUST_PROXY: false, a hop count, or a list of addresses', () => {
+    for (const off of ['', 'false', '0', 'no'])
+      assert.equal(loadConfig({ TRUST_PROXY: off }).trustProxy, false, off);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' }).trustProxy, [
+      '10.0.0.1',
+      '192.168.0.0/16',
+    ]);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy, ['loopback']);
+  });
+
+  it('DATABASE_URL: every supported scheme', () => {
+    assert.deepEqual(parseDatabaseUrl('sqlite:/tmp/x.db'), { kind: 'sqlite', path: '/tmp/x.db' });
+    assert.deepEqual(parseDatabaseUrl('sqlite:data/y.db'), { kind: 'sqlite', path: 'data/y.db' });
+    assert.equal(parseDatabaseUrl('postgresql://h/db').kind, 'postgres');
+    assert.deepEqual(parseDatabaseUrl('mariadb://root@h/db'), { kind: 'mysql', url: 'mysql://root@h/db' });
+    assert.equal(parseDatabaseUrl('mysql://root@h/db').kind, 'mysql');
+  });
+
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '80.5' }, 'PORT'],
+    [{ PORT: '8080abc' }, 'PORT'],
+    [{ DATABASE_URL: 'redis://localhost' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mongodb://localhost/db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'data/tokend.db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: '' }, 'DATABASE_URL'],
+    [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1, evil host' }, 'TRUST_PROXY'],
+    [{ LOGIN_RATE_LIMIT: '0' }, 'LOGIN_RATE_LIMIT'],
+    [{ LOGIN_RATE_LIMIT: 'five' }, 'LOGIN_RATE_LIMIT'],
+    [{ LOGIN_RATE_WINDOW_S: '0' }, 'LOGIN_RATE_WINDOW_S'],
+    [{ LOGIN_RATE_WINDOW_S: '1m' }, 'LOGIN_RATE_WINDOW_S'],
+    [{ BASE_PATH: 'api' }, 'BASE_PATH'],
+    [{ BASE_PATH: '/api/' }, 'BASE_PATH'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ REDIS_URL: 'http://localhost:6379' }, 'REDIS_URL'],
+    [{ HOST: '  ' }, 'HOST'],
+    [{ BCRYPT_COST: '3' }, 'BCRYPT_COST'],
+  ];
+  for (const [env, variable] of bad) {
+    it(`${JSON.stringify(env)} is a ConfigError naming ${variable}`, () => refuses(env, variable));
+  }
+
+  it('names the variable even when other values are good', () => {
+    refuses({ PORT: '8080', HOST: '::', DATABASE_URL: 'ftp://x' }, 'DATABASE_URL');
+  });
+});

@@ -1,0 +1,123 @@
+// Small pure functions: username normalisation, the p/l pagination rule, URL redaction for logs.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { usernameSafe } from '../../src/users/username.ts';
+import { paginate, PAGE_SIZE } from '../../src/tokens/pagination.ts';
+import { redactUrl } from '../../src/http/logging.ts';
+
+describe('usernameSafe()', () => {
+  const cases: Array<[string, string]> = [
+    ['Cool Player', 'cool_player'],
+    ['cool_player', 'cool_player'],
+    ['COOL_PLAYER', 'cool_player'],
+    ['cool player', 'cool_player'],
+    ['a  b', 'a__b'],
+    ['a _b', 'a__b'],
+    ['  Padded  ', 'padded'],
+    ['ÄÖÜ Ünïcode', 'äöü_ünïcode'],
+    ['x', 'x'],
+    ['123', '123'],
+    ['-[dash]-', '-[dash]-'],
+  ];
+  for (const [input, expected] of cases) {
+    it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () =>
+      assert.equal(usernameSafe(input), expected));
+  }
+
+  it('treats spaces and underscores as the same and ignores case', () => {
+    assert.equal(usernameSafe('My Name'), usernameSafe('my_name'));
+    assert.equal(usernameSafe('MY NAME'), usernameSafe('My_Name'));
+    assert.notEqual(usernameSafe('myname'), usernameSafe('my name'));
+  });
+
+  it('is idempotent', () => {
+    for (const [input] of cases) assert.equal(usernameSafe(usernameSafe(input)), usernameSafe(input));
+  });
+});
+
+describe('paginate()', () => {
+  it('50 is the default and the maximum page size', () => assert.equal(PAGE_SIZE, 50));
+
+  const cases: Array<[p: unknown, l: unknown, limit: number, offset: number]> = [
+    [undefined, undefined, 50, 0],
+    ['1', undefined, 50, 0],
+    ['2', undefined, 50, 50],
+    ['3', '10', 10, 20],
+    ['2', '3', 3, 3],
+    ['0', '3', 3, 0],
+    ['-1', '3', 3, 0],
+    ['-99999', undefined, 50, 0],
+    ['abc', 'xyz', 50, 0],
+    ['', '', 50, 0],
+    [' 2 ', ' 5 ', 5, 5],
+    ['+2', '+5', 5, 5],
+    [undefined, '0', 50, 0],
+    [undefined, '-5', 50, 0],
+    [undefined, '50', 50, 0],
+    [undefined, '51', 50, 0],
+    [undefined, '1000000', 50, 0],
+    [undefined, '99999999999999999999', 50, 0],
+    ['1.5', undefined, 50, 0],
+    [undefined, '2.5', 50, 0],
+    ['1e3', undefined, 50, 0],
+    ['0x10', undefined, 50, 0],
+    [['2', '9'], ['3'], 3, 3],
+    [2, 3, 50, 0], // only query strings are read
+    [null, null, 50, 0],
+    [{}, [], 50, 0],
+  ];
+  for (const [p, l, limit, offset] of cases) {
+    it(`p=${JSON.stringify(p)} l=${JSON.stringify(l)} → limit ${limit}, offset ${offset}`, () => {
+      const result = paginate(p, l);
+      assert.equal(result.limit, limit);
+      assert.equal(result.offset, offset);
+    });
+  }
+
+  it('huge pages stay safe integers', () => {
+    for (const p of ['99999999', '99999999999999999999', String(2 ** 60)]) {
+      const { limit, offset } = paginate(p, '50');
+      assert.equal(limit, 50);
+      assert.ok(Number.isSafeInteger(offset) && offset > 0, `${p}: ${offset}`);
+    }
+  });
+});
+
+describe('redactUrl()', () => {
+  const cases: Array<[string, string]> = [
+    ['/api/v1/tokens?token=abc123', '/api/v1/tokens?token=[REDACTED]'],
+    ['/api/v1/tokens?k=abc123', '/api/v1/tokens?k=[REDACTED]'],
+    ['/api/v1/ping?p=2&token=abc&l=3', '/api/v1/ping?p=2&token=[REDACTED]&l=3'],
+    ['/api/v1/ping?k=a&token=b', '/api/v1/ping?k=[REDACTED]&token=[REDACTED]'],
+    ['/api/v1/ping?TOKEN=abc', '/api/v1/ping?TOKEN=[REDACTED]'],
+    ['/api/v1/ping?k=abc#frag', '/api/v1/ping?k=[REDACTED]#frag'],
+    ['/api/v1/ping?token=', '/api/v1/ping?token=[REDACTED]'],
+    ['/x?password=hunter2&user=me', '/x?password=[REDACTED]&user=me'],
+    [
+      '/x?code=c&code_verifier=v&client_secret=s',
+      '/x?code=[REDACTED]&code_verifier=[REDACTED]&client_secret=[REDACTED]',
+    ],
+    ['/x?refresh_token=r', '/x?refresh_token=[REDACTED]'],
+  ];
+  for (const [url, expected] of cases) {
+    it(`${url}`, () => assert.equal(redactUrl(url), expected));
+  }
+
+  it('leaves other parameters and paths alone', () => {
+    for (const url of [
+      '/api/v1/tokens?p=2&l=3',
+      '/api/v1/tokens?tk=abc&kk=1',
+      '/api/v1/token/new',
+      '/api/v1/ping?callback=k',
+    ]) {
+      assert.equal(redactUrl(url), url);
+    }
+  });
+
+  it('no secret survives, whatever its position', () => {
+    const secret = '0123456789abcdef0123456789abcdef';
+    for (const url of [`/a?token=${secret}`, `/a?x=1&k=${secret}&y=2`, `/a?k=${secret}&token=${secret}`]) {
+      assert.ok(!redactUrl(url).includes(secret), url);
+    }
+  });
+});
