@@ -1,0 +1,73 @@
+// The README's promises: every npm command it shows exists, and its configuration table covers exactly
+// the environment variables src/config.ts reads.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+const README = read('README.md');
+const CONFIG_SOURCE = read('src/config.ts');
+const SCRIPTS = Object.keys(
+  (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts,
+);
+
+/** npm commands that are not scripts (`npm test`/`npm start` run scripts, so they are checked as scripts). */
+const NPM_BUILTINS = new Set(['ci', 'install', 'link', 'unlink', 'ls', 'pack', 'version']);
+const NPM_SCRIPT_SHORTHANDS = new Set(['test', 'start', 'stop', 'restart']);
+
+/** Text that is meant to be typed: fenced code blocks and inline code spans. */
+function codeOf(markdown: string): string[] {
+  const fenced = [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map((m) => m[1] ?? '');
+  const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '');
+  const inline = [...prose.matchAll(/`([^`\n]+)`/g)].map((m) => m[1] ?? '');
+  return [...fenced, ...inline];
+}
+
+/** Every variable config.ts reads: env.NAME, env['NAME'] and helpers called as f(env, 'NAME', …). */
+function configVariables(source: string): string[] {
+  const names = new Set<string>();
+  for (const re of [
+    /\benv\.([A-Z][A-Z0-9_]*)/g,
+    /\benv\[['"]([A-Z][A-Z0-9_]*)['"]\]/g,
+    /\benv,\s*'([A-Z][A-Z0-9_]*)'/g,
+  ])
+    for (const m of source.matchAll(re)) names.add(m[1] ?? '');
+  return [...names].sort();
+}
+
+/** The first-column names of the table under "## Configuration". */
+function configTableVariables(markdown: string): string[] {
+  const section = /^## Configuration\n([\s\S]*?)(?=^## )/m.exec(markdown)?.[1];
+  assert.ok(section, 'README has a "## Configuration" section');
+  return [...section.matchAll(/^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|/gm)].map((m) => m[1] ?? '');
+}
+
+describe('README.md', () => {
+  it('names only npm commands that exist', () => {
+    const used = new Set<string>();
+    for (const code of codeOf(README))
+      for (const m of code.matchAll(
+        /(?:^|[\s;&|(])npm\s+(?:run(?:-script)?\s+(?:-s\s+|--silent\s+)?([\w:.-]+)|([a-z][\w-]*))/g,
+      )) {
+        const script = m[1];
+        const command = m[2];
+        if (script) used.add(script);
+        else if (command && NPM_SCRIPT_SHORTHANDS.has(command)) used.add(command);
+        else if (command && !NPM_BUILTINS.has(command))
+          assert.fail(`README uses "npm ${command}", which is neither a script nor a known npm command`);
+      }
+    assert.ok(used.has('start') && used.has('test'), 'README shows how to start tokend and run the tests');
+    for (const script of used)
+      assert.ok(SCRIPTS.includes(script), `README runs "npm ${script}", not in package.json`);
+  });
+
+  it('documents every environment variable src/config.ts reads, and no other, in its table', () => {
+    const read = configVariables(CONFIG_SOURCE);
+    assert.ok(read.includes('DATABASE_URL') && read.includes('PORT'), `parsed ${read.join(', ')}`);
+    const documented = configTableVariables(README);
+    for (const name of read)
+      assert.ok(documented.includes(name), `${name} is missing from the README's table`);
+    for (const name of documented)
+      assert.ok(read.includes(name), `README documents ${name}, which config.ts never reads`);
+  });
+});
