@@ -1,0 +1,207 @@
+// The web sign-in: /login and /logout, the rt cookie, the shared login rate limit, and `next`.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { build, body } from '../helpers/app.ts';
+import { InjectBrowser, csrfOf } from '../oauth/helpers.ts';
+
+interface SetCookie {
+  name: string;
+  value: string;
+  path?: string;
+  httpOnly?: boolean;
+  sameSite?: string;
+  secure?: boolean;
+}
+const rtCookie = (r: { cookies: unknown[] }) => (r.cookies as SetCookie[]).find((c) => c.name === 'rt');
+
+for (const dialect of DIALECTS) {
+  describe(`web login [${dialect}]`, () => {
+    it('shows an accessible form with username, password and a CSRF token', async (t) => {
+      const h = await build(t, dialect);
+      const browser = new InjectBrowser(h.app);
+      const r = await browser.get('/login');
+      assert.equal(r.statusCode, 200);
+      assert.match(r.headers['content-type'] as string, /^text\/html; charset=utf-8/);
+      assert.match(r.body, /<html lang="en">/);
+      assert.match(r.body, /<label for="username">/);
+      assert.match(r.body, /name="username"/);
+      assert.match(r.body, /<label for="password">/);
+      assert.match(r.body, /type="password" id="password" name="password"/);
+      assert.ok(csrfOf(r.body));
+      assert.ok(browser.cookies.has('_csrf'));
+      assert.match(r.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
+      assert.doesNotMatch(r.body, /<script|<link|https?:\/\//);
+    });
+
+    it('signs in with a private token in an HttpOnly, SameSite=Lax rt cookie', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser({ privileges: 3 });
+      const browser = new InjectBrowser(h.app);
+      const page = await browser.get('/login');
+      const r = await browser.post('/login', {
+        _csrf: csrfOf(page.body),
+        username: user.username,
+        password: user.password,
+      });
+      assert.equal(r.statusCode, 303);
+      assert.equal(r.headers.location, '/login');
+      const cookie = rtCookie(r);
+      assert.ok(cookie);
+      assert.match(cookie.value, /^[0-9a-f]{32}$/);
+      assert.equal(cookie.httpOnly, true);
+      assert.equal(cookie.sameSite, 'Lax');
+      assert.equal(cookie.path, '/');
+      assert.notEqual(cookie.secure, true);
+
+      const rows = await h.store.db.selectFrom('tokens').select(['user_id', 'private']).execute();
+      assert.deepEqual(
+        rows.map((row) => ({ ...row })),
+        [{ user_id: user.id, private: 1 }],
+      );
+      // The cookie identifies the user on the API; the private token is never listed.
+      const self = await h.api({ method: 'GET', path: '/tokens/self', cookies: { rt: cookie.value } });
+      assert.equal(self.statusCode, 200);
+      assert.equal(body(self).privileges, 0);
+      const list = await h.api({ method: 'GET', path: '/tokens', cookies: { rt: cookie.value } });
+      assert.deepEqual(body(list).tokens, []);
+
+      const signedIn = await browser.get('/login');
+      assert.match(signedIn.body, new RegExp(`signed in as <strong>${user.username}</strong>`));
+    });
+
+    it('marks the cookie Secure when the request came over https (through a trusted proxy)', async (t) => {
+      const h = await build(t, dialect, { TRUST_PROXY: 'true' });
+      const user = await h.createUser();
+      const page = await h.app.inject({
+        method: 'GET',
+        url: '/login',
+        headers: { 'x-forwarded-proto': 'https' },
+      });
+      const csrfCookie = (page.cookies as SetCookie[]).find((c) => c.name === '_csrf');
+      assert.equal(csrfCookie?.secure, true);
+      const r = await h.app.inject({
+        method: 'POST',
+        url: '/login',
+        headers: { 'x-forwarded-proto': 'https', 'content-type': 'application/x-www-form-urlencoded' },
+        cookies: { _csrf: csrfCookie?.value ?? '' },
+        payload: new URLSearchParams({
+          _csrf: csrfOf(page.body),
+          username: user.username,
+          password: user.password,
+        }).toString(),
+      });
+      assert.equal(r.statusCode, 303);
+      assert.equal(rtCookie(r)?.secure, true);
+    });
+
+    it('refuses wrong passwords, unknown users, legacy passwords and banned users', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const legacy = await h.createUser({ passwordVersion: 1 });
+      const banned = await h.createUser({ privileges: 1 });
+      const cases: Array<[string, string, RegExp]> = [
+        [user.username, 'wrong', /Wrong username or password/],
+        ['nobody_here', 'x', /Wrong username or password/],
+        [legacy.username, legacy.password, /old-style password/],
+        [banned.username, banned.password, /banned/],
+      ];
+      for (const [username, password, message] of cases) {
+        const browser = new InjectBrowser(h.app);
+        const page = await browser.get('/login');
+        const r = await browser.post('/login', { _csrf: csrfOf(page.body), username, password });
+        assert.equal(r.statusCode, 403, username);
+        assert.match(r.body, message);
+        assert.match(r.body, /role="alert"/);
+        assert.equal(browser.cookies.has('rt'), false);
+      }
+      assert.equal((await h.store.db.selectFrom('tokens').select('id').execute()).length, 0);
+    });
+
+    it('shares the login rate limit with token creation (per user and IP), then answers 429', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      for (let i = 0; i < 3; i++)
+        await h.api({ method: 'POST', path: '/tokens', payload: { id: user.id, password: 'wrong' } });
+      const browser = new InjectBrowser(h.app);
+      const page = await browser.get('/login');
+      const csrf = csrfOf(page.body);
+      const attempt = () =>
+        browser.post('/login', { _csrf: csrf, username: user.username, password: 'wrong' });
+      assert.equal((await attempt()).statusCode, 403);
+      assert.equal((await attempt()).statusCode, 403);
+      const limited = await browser.post('/login', {
+        _csrf: csrf,
+        username: user.username,
+        password: user.password,
+      });
+      assert.equal(limited.statusCode, 429);
+      assert.match(limited.headers['retry-after'] as string, /^\d+$/);
+      assert.match(limited.body, /Too many sign-in attempts/);
+      assert.equal(browser.cookies.has('rt'), false);
+    });
+
+    it('refuses a sign-in without the CSRF token', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const browser = new InjectBrowser(h.app);
+      await browser.get('/login');
+      const r = await browser.post('/login', { username: user.username, password: user.password });
+      assert.equal(r.statusCode, 403);
+      assert.equal(browser.cookies.has('rt'), false);
+    });
+
+    it('follows `next` only to local paths', async (t) => {
+      const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '100' }); // every sign-in counts
+      const user = await h.createUser();
+      const cases: Array<[string, string]> = [
+        ['/oauth/authorize?client_id=x&scope=a%20b', '/oauth/authorize?client_id=x&scope=a%20b'],
+        ['//evil.example/x', '/login'],
+        ['https://evil.example/', '/login'],
+        ['/\\evil.example', '/login'],
+        ['javascript:alert(1)', '/login'],
+        ['/\tevil', '/login'],
+      ];
+      for (const [next, expected] of cases) {
+        const browser = new InjectBrowser(h.app);
+        const page = await browser.get(`/login?next=${encodeURIComponent(next)}`);
+        const r = await browser.post('/login', {
+          _csrf: csrfOf(page.body),
+          next,
+          username: user.username,
+          password: user.password,
+        });
+        assert.equal(r.statusCode, 303, next);
+        assert.equal(r.headers.location, expected, next);
+      }
+    });
+
+    it('signs out with a CSRF-protected POST that deletes the token and clears the cookie', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const browser = new InjectBrowser(h.app);
+      await browser.signIn(user);
+      const secret = browser.cookies.get('rt') as string;
+      const page = await browser.get('/login');
+
+      const forged = await browser.post('/logout', {});
+      assert.equal(forged.statusCode, 403);
+      assert.equal(
+        (await h.api({ method: 'GET', path: '/tokens/self', cookies: { rt: secret } })).statusCode,
+        200,
+      );
+
+      const r = await browser.post('/logout', { _csrf: csrfOf(page.body) });
+      assert.equal(r.statusCode, 303);
+      assert.equal(r.headers.location, '/login');
+      const cleared = rtCookie(r);
+      assert.equal(cleared?.value, '');
+      assert.equal(browser.cookies.has('rt'), false);
+      assert.equal(
+        (await h.api({ method: 'GET', path: '/tokens/self', cookies: { rt: secret } })).statusCode,
+        404,
+      );
+      assert.equal((await h.store.db.selectFrom('tokens').select('id').execute()).length, 0);
+    });
+  });
+}
