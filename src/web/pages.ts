@@ -21,6 +21,7 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #f5a6
 .scopes li{margin:.35rem 0}
 .error{background:#fde8e8;color:#8a1111;border-radius:6px;padding:.6rem .8rem}
 .muted{color:#555;font-size:.92rem}
+.signout{margin-top:1.25rem}
 .inline{display:inline}
 .link{background:none;border:none;padding:0;color:#2457d6;text-decoration:underline}
 @media (prefers-color-scheme:dark){body{background:#15151b;color:#e8e8ee}main{background:#22222b}
@@ -152,7 +153,7 @@ export function consentPage(view: ConsentView) {
         <button type="submit" name="decision" value="deny">Deny</button>
       </div>
     </form>
-    <div class="muted">Not ${view.username}? ${logoutForm(view.csrf, 'Sign out', 'link')}</div>`;
+    <div class="muted signout">Not ${view.username}? ${logoutForm(view.csrf, 'Sign out', 'link')}</div>`;
 }
 
 export function errorPage(message: string, detail?: string) {
