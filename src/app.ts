@@ -24,6 +24,7 @@ import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin } from './metrics/plugin.ts';
 import { registerDocs } from './docs/plugin.ts';
+import { tokensPagePlugin } from './web/tokens-page.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
 import { answerClientError, capConnectionsPerAddress } from './health/connections.ts';
 
@@ -171,6 +172,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   // The OAuth 2.0 authorization server and its login/consent pages, at the server root.
   await app.register(authorizationServer);
+  // The signed-in user's token page, after the web login.
+  await app.register(tokensPagePlugin);
 
   return app;
 }

@@ -101,6 +101,26 @@ export async function listPublicTokens(
   );
 }
 
+/** One unexpired public token of this user, or undefined (also when the id is someone else's). */
+export async function findPublicTokenOfUser(
+  db: Db,
+  userId: number,
+  tokenId: number,
+  now: number,
+): Promise<ListedToken | undefined> {
+  const row = await db
+    .selectFrom('tokens')
+    .select(['id', 'privileges', 'description', 'last_updated', 'expires_at'])
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
+    .where('private', '=', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { expires_at, ...token } = row;
+  return expires_at === null ? token : { ...token, expires_at: Number(expires_at) };
+}
+
 /** Deletes one public token of this user; false when there is none with that id (or it is someone else's). */
 export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: number): Promise<boolean> {
   const result = await db

@@ -1,0 +1,304 @@
+// The token page's HTML. Server-rendered and complete without JavaScript; the one script only adds
+// the copy button next to a new secret.
+import { createHash } from 'node:crypto';
+import { Html, html } from './html.ts';
+
+const CSS = `
+:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
+body{margin:0;display:flex;justify-content:center;padding:2rem 1rem;background:#f4f4f7;color:#1d1d24}
+main{max-width:56rem;width:100%;background:#fff;border-radius:12px;padding:1.5rem 1.75rem;box-shadow:0 2px 12px #0002}
+h1{font-size:1.4rem;margin:0}
+h2{font-size:1.1rem;margin:1.75rem 0 .5rem}
+header{display:flex;justify-content:space-between;align-items:center;gap:1rem;flex-wrap:wrap}
+table{width:100%;border-collapse:collapse;margin-top:.5rem}
+th,td{text-align:left;padding:.5rem .4rem;border-bottom:1px solid #ddd;vertical-align:top}
+th{font-size:.9rem}
+code,.secret{font-family:ui-monospace,monospace}
+label{font-weight:600}
+fieldset{border:1px solid #bbb;border-radius:8px;margin:1rem 0;padding:.5rem 1rem}
+legend{font-weight:600;padding:0 .3rem}
+.choices label{display:inline-flex;gap:.35rem;align-items:center;font-weight:400;margin:.25rem 1.25rem .25rem 0}
+input[type=text],select{padding:.5rem;border:1px solid #888;border-radius:6px;font:inherit;max-width:100%}
+input[type=text]{width:100%;box-sizing:border-box;margin-top:.25rem}
+.secret{width:100%;box-sizing:border-box;padding:.5rem;font-size:1.05rem;border:2px solid #1f7a3a;border-radius:6px}
+button,.button{font:inherit;padding:.45rem 1.1rem;border-radius:6px;border:1px solid #555;cursor:pointer;background:#fff;color:#1d1d24;text-decoration:none;display:inline-block}
+button.primary{background:#2457d6;border-color:#2457d6;color:#fff}
+button.danger{background:#b3261e;border-color:#b3261e;color:#fff}
+button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
+.actions{display:flex;gap:.75rem;margin-top:1rem;flex-wrap:wrap;align-items:center}
+.notice{background:#e3f4e8;color:#0f4d22;border-radius:6px;padding:.75rem 1rem;margin-top:1rem}
+.error{background:#fde8e8;color:#8a1111;border-radius:6px;padding:.6rem .8rem;margin-top:1rem}
+.muted{color:#555;font-size:.92rem}
+.inline{display:inline}
+.link{background:none;border:none;padding:0;color:#2457d6;text-decoration:underline}
+@media (prefers-color-scheme:dark){body{background:#15151b;color:#e8e8ee}main{background:#22222b}
+th,td{border-color:#444}button,.button{background:#22222b;color:#e8e8ee}.muted{color:#aaa}.link{color:#8fb0ff}
+.notice{background:#163a22;color:#c9f2d5}.error{background:#4a1d1d;color:#ffd6d6}}
+`;
+
+/** Reveals the copy buttons and copies the secret named by data-copy; without it, the field is selectable. */
+export const PAGE_SCRIPT = `
+for (const button of document.querySelectorAll('button[data-copy]')) {
+  const field = document.getElementById(button.dataset.copy);
+  if (!field || !navigator.clipboard) continue;
+  button.hidden = false;
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(field.value);
+      button.textContent = 'Copied';
+    } catch {
+      field.select();
+      button.textContent = 'Press Ctrl+C to copy';
+    }
+    document.getElementById(button.dataset.status).textContent = button.textContent;
+  });
+}
+`;
+
+export const SCRIPT_PATH = '/tokens/page.js';
+
+const CSS_HASH = createHash('sha256').update(CSS).digest('base64');
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `style-src 'sha256-${CSS_HASH}'`,
+  "script-src 'self'",
+  "connect-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+// Built outside the template so that formatting never changes the hashed text.
+const STYLE_ELEMENT = new Html(`<style>${CSS}</style>`);
+
+export function layout(title: string, body: Html): string {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${title} · tokend</title>
+        ${STYLE_ELEMENT}
+        <script src="${SCRIPT_PATH}" defer></script>
+      </head>
+      <body>
+        <main>${body}</main>
+      </body>
+    </html>`.value;
+}
+
+export interface TokenRowView {
+  id: number;
+  description: string;
+  privilegeNames: string[];
+  lastUsed: number;
+  expiresAt: number | undefined;
+}
+
+export interface PrivilegeChoice {
+  name: string;
+  bit: number;
+  checked: boolean;
+}
+
+export interface TokensPageView {
+  username: string;
+  csrf: string;
+  tokens: TokenRowView[];
+  now: number;
+  choices: PrivilegeChoice[];
+  expiryChoices: ReadonlyArray<{ value: string; label: string }>;
+  page: number;
+  hasNext: boolean;
+  /** the token just created: its secret is shown this once */
+  created?: { secret: string; description: string; privilegeNames: string[] };
+  notice?: string;
+  error?: string;
+  description?: string;
+}
+
+const UNITS: ReadonlyArray<readonly [Intl.RelativeTimeFormatUnit, number]> = [
+  ['year', 365 * 86_400],
+  ['month', 30 * 86_400],
+  ['week', 7 * 86_400],
+  ['day', 86_400],
+  ['hour', 3600],
+  ['minute', 60],
+];
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
+
+/** "3 minutes ago", "in 2 days", "just now". */
+export function timeFromNow(at: number, now: number): string {
+  const delta = at - now;
+  const size = Math.abs(delta);
+  if (size < 60) return delta <= 0 ? 'just now' : 'in less than a minute';
+  for (const [unit, seconds] of UNITS) {
+    if (size >= seconds) return relative.format(Math.trunc(delta / seconds), unit);
+  }
+  return 'just now';
+}
+
+const isoTime = (at: number): string => new Date(at * 1000).toISOString().replace('.000Z', 'Z');
+
+function when(at: number, now: number): Html {
+  return html`<time datetime="${isoTime(at)}" title="${isoTime(at)}">${timeFromNow(at, now)}</time>`;
+}
+
+function csrfField(csrf: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${csrf}" />`;
+}
+
+function createdBox(created: NonNullable<TokensPageView['created']>): Html {
+  return html`<section class="notice" aria-labelledby="created-title">
+    <h2 id="created-title">Your new token</h2>
+    <p>
+      Copy it now: it is shown only this once. Privileges:
+      ${created.privilegeNames.length ? created.privilegeNames.join(', ') : 'none'}.
+    </p>
+    <label for="new-token">Token${created.description ? html` “${created.description}”` : ''}</label>
+    <div class="actions">
+      <input
+        id="new-token"
+        class="secret"
+        type="text"
+        readonly
+        value="${created.secret}"
+        autocomplete="off"
+        spellcheck="false"
+        aria-describedby="copy-status"
+      />
+      <button type="button" data-copy="new-token" data-status="copy-status" hidden>Copy</button>
+      <span id="copy-status" class="muted" role="status"></span>
+    </div>
+  </section>`;
+}
+
+function tokenTable(view: TokensPageView): Html {
+  if (view.tokens.length === 0)
+    return html`<p class="muted">${view.page > 1 ? 'No more tokens.' : 'You have no API tokens yet.'}</p>`;
+  const rows = view.tokens.map(
+    (t) =>
+      html`<tr>
+        <td>${t.description || html`<span class="muted">(no description)</span>`}</td>
+        <td>
+          ${t.privilegeNames.length ? t.privilegeNames.join(', ') : html`<span class="muted">none</span>`}
+        </td>
+        <td>${when(t.lastUsed, view.now)}</td>
+        <td>
+          ${t.expiresAt === undefined ? html`<span class="muted">never</span>` : when(t.expiresAt, view.now)}
+        </td>
+        <td>
+          <a
+            class="button"
+            href="/tokens/${t.id}/revoke"
+            aria-label="Revoke ${t.description || `token ${t.id}`}"
+            >Revoke</a
+          >
+        </td>
+      </tr>`,
+  );
+  return html`<table aria-label="Your API tokens">
+    <thead>
+      <tr>
+        <th scope="col">Description</th>
+        <th scope="col">Privileges</th>
+        <th scope="col">Last used</th>
+        <th scope="col">Expires</th>
+        <th scope="col"><span class="muted">Action</span></th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
+function pager(view: TokensPageView): Html | '' {
+  if (view.page <= 1 && !view.hasNext) return '';
+  return html`<nav class="actions" aria-label="Pages">
+    ${view.page > 1 ? html`<a href="/tokens?p=${view.page - 1}">Previous page</a>` : ''}
+    <span class="muted">Page ${view.page}</span>
+    ${view.hasNext ? html`<a href="/tokens?p=${view.page + 1}">Next page</a>` : ''}
+  </nav>`;
+}
+
+function createForm(view: TokensPageView): Html {
+  const choices = view.choices.length
+    ? view.choices.map(
+        (c) =>
+          html`<label
+            ><input
+              type="checkbox"
+              name="privileges"
+              value="${c.name}"
+              ${c.checked ? new Html('checked') : ''}
+            />
+            ${c.name}</label
+          >`,
+      )
+    : html`<p class="muted">Your account may not give tokens any privileges.</p>`;
+  const expiries = view.expiryChoices.map((e) => html`<option value="${e.value}">${e.label}</option>`);
+  return html`<form method="post" action="/tokens" aria-labelledby="create-title">
+    ${csrfField(view.csrf)}
+    <h2 id="create-title">Create a token</h2>
+    <label for="description">Description</label>
+    <input
+      type="text"
+      id="description"
+      name="description"
+      maxlength="1024"
+      placeholder="What is this token for?"
+      value="${view.description ?? ''}"
+    />
+    <fieldset class="choices">
+      <legend>Privileges</legend>
+      ${choices}
+    </fieldset>
+    <label for="expires_in">Expires</label>
+    <select id="expires_in" name="expires_in">
+      ${expiries}
+    </select>
+    <div class="actions"><button type="submit" class="primary">Create token</button></div>
+  </form>`;
+}
+
+export function tokensPage(view: TokensPageView): Html {
+  return html`<header>
+      <h1>API tokens</h1>
+      <form method="post" action="/logout" class="inline">
+        ${csrfField(view.csrf)}
+        <span class="muted">Signed in as <strong>${view.username}</strong> ·</span>
+        <button type="submit" class="link">Sign out</button>
+      </form>
+    </header>
+    ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
+    ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
+    ${view.created ? createdBox(view.created) : ''}
+    <h2>Your tokens</h2>
+    ${tokenTable(view)} ${pager(view)} ${createForm(view)}`;
+}
+
+export function revokePage(view: { csrf: string; token: TokenRowView; now: number }): Html {
+  const t = view.token;
+  return html`<h1>Revoke this token?</h1>
+    <p>
+      <strong>${t.description || `Token ${t.id}`}</strong>, with privileges
+      ${t.privilegeNames.length ? t.privilegeNames.join(', ') : 'none'}, last used
+      ${when(t.lastUsed, view.now)}.
+    </p>
+    <p>Anything using it stops working at once. This cannot be undone.</p>
+    <form method="post" action="/tokens/${t.id}/revoke">
+      ${csrfField(view.csrf)}
+      <div class="actions">
+        <button type="submit" class="danger">Revoke</button>
+        <a href="/tokens">Cancel</a>
+      </div>
+    </form>`;
+}
+
+export function messagePage(title: string, message: string): Html {
+  return html`<h1>${title}</h1>
+    <p class="error" role="alert">${message}</p>
+    <p><a href="/tokens">Back to your tokens</a></p>`;
+}

@@ -1,0 +1,250 @@
+// The token page at /tokens (server root, after the web login): list, create and revoke the signed-in
+// user's public tokens. Forms are CSRF-protected; everything works without JavaScript.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import formbody from '@fastify/formbody';
+import csrf from '@fastify/csrf-protection';
+import {
+  TokenPrivilege,
+  isBanned,
+  limit,
+  tokenPrivilegeNames,
+  type TokenPrivilegeName,
+} from '../privileges.ts';
+import type { Html } from './html.ts';
+import { sendPageError } from './routes.ts';
+import { csrfToken, sessionUser, type SessionUser } from './session.ts';
+import {
+  deletePublicTokenOfUser,
+  findPublicTokenOfUser,
+  listPublicTokens,
+  type ListedToken,
+} from '../tokens/repository.ts';
+import { issueToken, nowSeconds } from '../tokens/service.ts';
+import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
+import { MAX_DESCRIPTION_LENGTH } from '../tokens/routes.ts';
+import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
+import {
+  CONTENT_SECURITY_POLICY,
+  PAGE_SCRIPT,
+  SCRIPT_PATH,
+  layout,
+  messagePage,
+  revokePage,
+  tokensPage,
+  type PrivilegeChoice,
+  type TokenRowView,
+  type TokensPageView,
+} from './tokens-page-view.ts';
+
+const DAY = 86_400;
+export const EXPIRY_CHOICES = [
+  { value: '', label: 'Never' },
+  { value: String(DAY), label: 'In 1 day' },
+  { value: String(7 * DAY), label: 'In 7 days' },
+  { value: String(30 * DAY), label: 'In 30 days' },
+  { value: String(90 * DAY), label: 'In 90 days' },
+  { value: String(365 * DAY), label: 'In 1 year' },
+] as const;
+
+/** Largest id a token can have (a 32-bit signed integer column). */
+const MAX_TOKEN_ID = 2_147_483_647;
+
+const HIDDEN = { schema: { hide: true } } as const;
+
+function sendHtml(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+  return reply
+    .code(status)
+    .header('Content-Type', 'text/html; charset=utf-8')
+    .header('Cache-Control', 'no-store')
+    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+    .header('X-Frame-Options', 'DENY')
+    .header('X-Content-Type-Options', 'nosniff')
+    .send(layout(title, body));
+}
+
+/** Privileges the user may put on a token, in table order (Read is never granted). */
+function grantable(userPrivileges: number): Array<{ name: TokenPrivilegeName; bit: number }> {
+  return (Object.entries(TokenPrivilege) as Array<[TokenPrivilegeName, number]>)
+    .filter(([, bit]) => limit(bit, userPrivileges) === bit)
+    .map(([name, bit]) => ({ name, bit }));
+}
+
+const asList = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+const formField = (body: unknown, name: string): unknown =>
+  typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+
+function parseTokenId(raw: string): number | undefined {
+  if (!/^\d{1,10}$/.test(raw)) return undefined;
+  const id = Number(raw);
+  return id >= 1 && id <= MAX_TOKEN_ID ? id : undefined;
+}
+
+export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
+  const { store, lastUsed, metrics } = app.tokend;
+  await app.register(formbody);
+  await app.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
+  app.setErrorHandler(sendPageError);
+
+  const rowView = (t: ListedToken): TokenRowView => {
+    const pending = lastUsed.pendingUse(t.id);
+    return {
+      id: t.id,
+      description: t.description,
+      privilegeNames: tokenPrivilegeNames(t.privileges),
+      lastUsed: pending !== undefined && pending > t.last_updated ? pending : t.last_updated,
+      expiresAt: t.expires_at,
+    };
+  };
+
+  /** The signed-in, not banned user; otherwise the reply has already been sent. */
+  async function requireUser(request: FastifyRequest, reply: FastifyReply): Promise<SessionUser | undefined> {
+    const user = await sessionUser(store.db, request);
+    if (!user) {
+      const next = request.method === 'GET' ? request.url : '/tokens';
+      reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
+      return undefined;
+    }
+    if (isBanned(user.privileges)) {
+      sendHtml(reply, 403, 'Banned', messagePage('Account banned', 'This account is banned.'));
+      return undefined;
+    }
+    return user;
+  }
+
+  async function showTokens(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    user: SessionUser,
+    status: number,
+    extra: Partial<TokensPageView> & { page?: number; checked?: ReadonlySet<string> } = {},
+  ) {
+    const page = extra.page ?? 1;
+    const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
+    const now = nowSeconds();
+    const rows = await listPublicTokens(store.db, user.userId, size + 1, offset, now);
+    const choices: PrivilegeChoice[] = grantable(user.privileges).map(({ name, bit }) => ({
+      name,
+      bit,
+      checked: extra.checked?.has(name) ?? false,
+    }));
+    const view: TokensPageView = {
+      ...extra,
+      username: user.username,
+      csrf: csrfToken(request, reply),
+      tokens: rows.slice(0, size).map(rowView),
+      now,
+      choices,
+      expiryChoices: EXPIRY_CHOICES,
+      page,
+      hasNext: rows.length > size,
+    };
+    return sendHtml(reply, status, 'API tokens', tokensPage(view));
+  }
+
+  app.get(SCRIPT_PATH, HIDDEN, async (_request, reply) =>
+    reply
+      .header('Content-Type', 'application/javascript; charset=utf-8')
+      .header('Cache-Control', 'no-cache')
+      .send(PAGE_SCRIPT),
+  );
+
+  app.get(
+    '/tokens',
+    HIDDEN,
+    async (request: FastifyRequest<{ Querystring: { p?: unknown; revoked?: unknown } }>, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      const { page } = paginate(request.query.p, undefined);
+      const notice = request.query.revoked !== undefined ? 'The token was revoked.' : undefined;
+      return showTokens(request, reply, user, 200, { page, notice });
+    },
+  );
+
+  app.post('/tokens', { ...HIDDEN, preHandler: app.csrfProtection }, async (request, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return reply;
+    const rawDescription = formField(request.body, 'description');
+    const description = typeof rawDescription === 'string' ? rawDescription.trim() : '';
+    const names = asList(formField(request.body, 'privileges'));
+    const checked = new Set(names.filter((n): n is string => typeof n === 'string'));
+    const again = (error: string) => showTokens(request, reply, user, 400, { error, description, checked });
+
+    if (description.length > MAX_DESCRIPTION_LENGTH)
+      return again(`The description is too long (at most ${MAX_DESCRIPTION_LENGTH} characters).`);
+    const allowed = new Map(grantable(user.privileges).map((p) => [p.name as string, p.bit]));
+    const refused = names.filter((n) => typeof n !== 'string' || !allowed.has(n));
+    if (refused.length > 0)
+      return again(`Your account cannot give a token these privileges: ${refused.map(String).join(', ')}.`);
+    let privileges = 0;
+    for (const name of checked) privileges |= allowed.get(name) ?? 0;
+
+    const rawExpiry = formField(request.body, 'expires_in');
+    let expiresIn: number | undefined;
+    if (rawExpiry !== undefined && rawExpiry !== '') {
+      if (typeof rawExpiry !== 'string' || !/^\d{1,10}$/.test(rawExpiry))
+        return again('Choose when the token expires.');
+      expiresIn = Number(rawExpiry);
+      if (expiresIn < 1 || expiresIn > MAX_EXPIRES_IN_S) return again('Choose when the token expires.');
+    }
+
+    const now = nowSeconds();
+    const token = await issueToken(store.db, store.dialect, {
+      userId: user.userId,
+      privileges: limit(privileges, user.privileges),
+      description,
+      private: false,
+      now,
+      expiresAt: expiresIn === undefined ? undefined : now + expiresIn,
+    });
+    metrics.tokensCreated.inc({ via: 'web' });
+    return showTokens(request, reply, user, 200, {
+      created: { secret: token.secret, description, privilegeNames: tokenPrivilegeNames(privileges) },
+    });
+  });
+
+  app.get(
+    '/tokens/:id/revoke',
+    HIDDEN,
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      const id = parseTokenId(request.params.id);
+      const now = nowSeconds();
+      const token =
+        id === undefined ? undefined : await findPublicTokenOfUser(store.db, user.userId, id, now);
+      if (!token)
+        return sendHtml(
+          reply,
+          404,
+          'Not found',
+          messagePage('No such token', 'You have no token with that id.'),
+        );
+      return sendHtml(
+        reply,
+        200,
+        'Revoke token',
+        revokePage({ csrf: csrfToken(request, reply), token: rowView(token), now }),
+      );
+    },
+  );
+
+  app.post(
+    '/tokens/:id/revoke',
+    { ...HIDDEN, preHandler: app.csrfProtection },
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      const id = parseTokenId(request.params.id);
+      const deleted = id !== undefined && (await deletePublicTokenOfUser(store.db, user.userId, id));
+      if (!deleted || id === undefined)
+        return sendHtml(
+          reply,
+          404,
+          'Not found',
+          messagePage('No such token', 'You have no token with that id.'),
+        );
+      lastUsed.forget(id);
+      return reply.redirect('/tokens?revoked=1', 303);
+    },
+  );
+}
