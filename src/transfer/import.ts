@@ -1,0 +1,124 @@
+// tokend import: loads an export (format.ts) into an empty, migrated database, in one transaction, so a
+// bad or cut-off file leaves the database as it was.
+import { sql } from 'kysely';
+import type { Db, Dialect } from '../store/database.ts';
+import { FORMAT, VERSION, TRANSFER_TABLES, tablesIn, type AnyDb, type Cell, type Row } from './format.ts';
+
+const BATCH = 500;
+
+export class ImportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImportError';
+  }
+}
+
+const isCell = (v: unknown): v is Cell => v === null || typeof v === 'string' || typeof v === 'number';
+
+function parseLine(text: string, lineNo: number): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ImportError(`line ${lineNo}: not JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ImportError(`line ${lineNo}: expected a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** Imports the lines of an export; returns the rows imported per table. */
+export async function importDatabase(
+  database: Db,
+  dialect: Dialect,
+  lines: AsyncIterable<string>,
+): Promise<Record<string, number>> {
+  const target = await tablesIn(database as unknown as AnyDb);
+  for (const name of target.keys()) {
+    const { n } = (await (database as unknown as AnyDb)
+      .selectFrom(name)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow()) as { n: number | string | bigint };
+    if (Number(n) > 0)
+      throw new ImportError(
+        `the target database is not empty (${name} has ${n} rows); import into a new database after "tokend migrate"`,
+      );
+  }
+
+  return (database as unknown as AnyDb).transaction().execute(async (trx) => {
+    const counts: Record<string, number> = {};
+    let headerTables: string[] | undefined;
+    let ended = false;
+    let current: string | undefined;
+    let batch: Row[] = [];
+    const flush = async () => {
+      if (current === undefined || batch.length === 0) return;
+      await trx.insertInto(current).values(batch).execute();
+      counts[current] = (counts[current] ?? 0) + batch.length;
+      batch = [];
+    };
+
+    let lineNo = 0;
+    for await (const text of lines) {
+      lineNo++;
+      if (text.trim() === '') continue;
+      if (ended) throw new ImportError(`line ${lineNo}: data after the end line`);
+      const entry = parseLine(text, lineNo);
+      if (headerTables === undefined) {
+        if (entry.format !== FORMAT || entry.version !== VERSION)
+          throw new ImportError(`line ${lineNo}: not a ${FORMAT} version ${VERSION} file`);
+        if (!Array.isArray(entry.tables) || !entry.tables.every((t) => typeof t === 'string'))
+          throw new ImportError(`line ${lineNo}: the header lists no tables`);
+        headerTables = entry.tables as string[];
+        for (const t of headerTables) counts[t] = 0;
+        const missing = headerTables.filter((t) => !target.has(t));
+        if (missing.length > 0)
+          throw new ImportError(
+            `the target database has no table ${missing.join(', ')}; run "tokend migrate" with this version of tokend first`,
+          );
+        continue;
+      }
+      if (entry.end === true) {
+        await flush();
+        const expected = entry.counts as Record<string, unknown> | undefined;
+        for (const t of headerTables)
+          if ((expected?.[t] ?? 0) !== (counts[t] ?? 0))
+            throw new ImportError(
+              `the end line counts ${String(expected?.[t])} ${t} rows; the file had ${counts[t] ?? 0}`,
+            );
+        ended = true;
+        continue;
+      }
+      const table = entry.table;
+      if (typeof table !== 'string' || !headerTables.includes(table))
+        throw new ImportError(`line ${lineNo}: unknown table ${JSON.stringify(table)}`);
+      const row = entry.row;
+      if (typeof row !== 'object' || row === null || Array.isArray(row))
+        throw new ImportError(`line ${lineNo}: "row" must be an object`);
+      const columns = target.get(table)!;
+      for (const [column, value] of Object.entries(row)) {
+        if (!columns.has(column)) throw new ImportError(`line ${lineNo}: ${table} has no column ${column}`);
+        if (!isCell(value))
+          throw new ImportError(`line ${lineNo}: ${table}.${column} must be a string, number or null`);
+      }
+      if (table !== current) {
+        await flush();
+        current = table;
+      }
+      batch.push(row as Row);
+      if (batch.length >= BATCH) await flush();
+    }
+    if (headerTables === undefined) throw new ImportError('the file is empty');
+    if (!ended)
+      throw new ImportError('the file ends without its end line: it was cut off; nothing was imported');
+
+    // Explicit ids leave PostgreSQL's identity sequences behind; move each past the largest id.
+    // (MySQL's AUTO_INCREMENT and SQLite's rowid follow explicit ids by themselves.)
+    if (dialect === 'postgres')
+      for (const t of TRANSFER_TABLES.filter((t) => t.serial && headerTables!.includes(t.name)))
+        await sql`SELECT setval(pg_get_serial_sequence(${t.name}, 'id'), COALESCE((SELECT MAX(id) FROM ${sql.table(t.name)}), 0) + 1, false)`.execute(
+          trx,
+        );
+    return counts;
+  });
+}
