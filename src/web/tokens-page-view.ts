@@ -30,6 +30,7 @@ button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{ou
 .error{background:#fde8e8;color:#8a1111;border-radius:6px;padding:.6rem .8rem;margin-top:1rem}
 .muted{color:#555;font-size:.92rem}
 .inline{display:inline}
+[hidden]{display:none!important}
 .link{background:none;border:none;padding:0;color:#2457d6;text-decoration:underline}
 @media (prefers-color-scheme:dark){body{background:#15151b;color:#e8e8ee}main{background:#22222b}
 th,td{border-color:#444}button,.button{background:#22222b;color:#e8e8ee}.muted{color:#aaa}.link{color:#8fb0ff}
@@ -42,15 +43,15 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
   const field = document.getElementById(button.dataset.copy);
   if (!field || !navigator.clipboard) continue;
   button.hidden = false;
+  const status = document.getElementById(button.dataset.status);
   button.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(field.value);
-      button.textContent = 'Copied';
+      status.textContent = 'Copied to the clipboard.';
     } catch {
       field.select();
-      button.textContent = 'Press Ctrl+C to copy';
+      status.textContent = 'Press Ctrl+C to copy.';
     }
-    document.getElementById(button.dataset.status).textContent = button.textContent;
   });
 }
 `;
@@ -62,6 +63,7 @@ export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   `style-src 'sha256-${CSS_HASH}'`,
   "script-src 'self'",
+  'img-src data:',
   "connect-src 'none'",
   "base-uri 'none'",
   "form-action 'self'",
@@ -78,6 +80,7 @@ export function layout(title: string, body: Html): string {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
+        <link rel="icon" href="data:," />
         <title>${title} · tokend</title>
         ${STYLE_ELEMENT}
         <script src="${SCRIPT_PATH}" defer></script>
