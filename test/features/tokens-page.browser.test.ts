@@ -67,7 +67,7 @@ async function signIn(page: Page, origin: string, username: string, password: st
 /** Presses Tab until the element matching `selector` has the focus (at most 40 times). */
 async function tabTo(page: Page, selector: string): Promise<void> {
   for (let i = 0; i < 40; i++) {
-    if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
+    if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`)) return;
     await page.keyboard.press('Tab');
   }
   assert.fail(`Tab never reached ${selector}`);
@@ -132,7 +132,7 @@ describe('token page in a real browser [sqlite]', () => {
       await copy.focus();
       await page.keyboard.press('Enter');
       await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
-      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret);
       await page.screenshot({ path: `${ARTIFACTS}tokens-created.png`, fullPage: true });
 
       const self = await h.api({
