@@ -1,0 +1,132 @@
+// Graceful shutdown: SIGTERM while token creations are in flight. Every request the server had received
+// is answered (no connection reset), token uses not yet written are flushed, and the process exits 0.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { openStore } from '../../src/store/database.ts';
+import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { http, seedUsers, startTokend, within, eventually, type HttpAnswer } from './support.ts';
+
+const IN_FLIGHT = 24;
+const USED_TOKENS = 10;
+const LONG_AGO = 1_000_000_000; // 2001: any flushed use is later than this
+
+describe('graceful shutdown', () => {
+  it('drains in-flight requests, flushes token uses and exits 0 on SIGTERM', async (t) => {
+    const database = await createTestDatabase('sqlite');
+    t.after(() => database.drop());
+    const [user] = await seedUsers(database.config, 1);
+    const store = await openStore(database.config);
+    const tokens: Array<{ id: number; secret: string }> = [];
+    for (let i = 0; i < USED_TOKENS; i++)
+      tokens.push(
+        await issueToken(store.db, store.dialect, {
+          userId: user!.id,
+          privileges: 0,
+          description: '',
+          private: false,
+          now: LONG_AGO,
+        }),
+      );
+    await store.close();
+
+    // Slow bcrypt, one at a time: the creations queue up inside the server and are in flight for a while.
+    const server = await startTokend({
+      DATABASE_URL: database.url,
+      BCRYPT_COST: '10',
+      BCRYPT_CONCURRENCY: '1',
+      LOGIN_RATE_LIMIT: '1000000',
+      LAST_USED_FLUSH_MS: '1000',
+      LOG_LEVEL: 'info', // "incoming request" lines show what the server has received
+    });
+    t.after(() => server.kill());
+
+    const received = () => server.lines.filter((l) => l.includes('"incoming request"')).length;
+    const creations: Array<Promise<HttpAnswer>> = [];
+    for (let i = 0; i < IN_FLIGHT; i++)
+      creations.push(
+        http({
+          port: server.port,
+          method: 'POST',
+          path: '/api/v1/tokens',
+          body: JSON.stringify({ id: user!.id, password: user!.password, description: `drain-${i}` }),
+        }),
+      );
+    const settled = Promise.allSettled(creations);
+    assert.ok(
+      await eventually(200, 25, async () => received() >= IN_FLIGHT),
+      'the server did not receive every creation request',
+    );
+
+    // Uses of the old tokens, answered at once; their last_updated writes wait for the next flush.
+    const usedAt = nowSeconds();
+    for (const { secret } of tokens) {
+      const r = await http({
+        port: server.port,
+        path: '/api/v1/tokens/self',
+        headers: { 'x-ripple-token': secret },
+      });
+      assert.equal(r.status, 200, r.body);
+    }
+
+    server.child.kill('SIGTERM');
+    const results = await within(15_000, 'in-flight requests', settled);
+    const exit = await within(10_000, 'exit after SIGTERM', server.exited);
+
+    const failures = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason));
+    assert.deepEqual(failures, [], 'requests in flight at SIGTERM failed');
+    const statuses = results.map((r) => (r.status === 'fulfilled' ? r.value.status : 0));
+    assert.deepEqual(statuses, new Array(IN_FLIGHT).fill(200));
+    assert.deepEqual(exit, { code: 0, signal: null }, server.stderr());
+
+    const after = await openStore(database.config, { migrate: false });
+    try {
+      const rows = await after.db
+        .selectFrom('tokens')
+        .select(['id', 'last_updated', 'description'])
+        .execute();
+      for (const { id } of tokens) {
+        const row = rows.find((r) => r.id === id);
+        assert.ok(row && row.last_updated >= usedAt, `the use of token ${id} was not flushed`);
+      }
+      // Every acknowledged creation is stored.
+      assert.equal(rows.filter((r) => r.description.startsWith('drain-')).length, IN_FLIGHT);
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('writes token uses still pending in memory when SIGTERM comes right after them', async (t) => {
+    const database = await createTestDatabase('sqlite');
+    t.after(() => database.drop());
+    const [user] = await seedUsers(database.config, 1);
+    const store = await openStore(database.config);
+    const { id, secret } = await issueToken(store.db, store.dialect, {
+      userId: user!.id,
+      privileges: 0,
+      description: '',
+      private: false,
+      now: LONG_AGO,
+    });
+    await store.close();
+    const server = await startTokend({ DATABASE_URL: database.url, LAST_USED_FLUSH_MS: '1000' });
+    t.after(() => server.kill());
+    const usedAt = nowSeconds();
+    const r = await http({ port: server.port, path: '/api/v1/ping', headers: { 'x-ripple-token': secret } });
+    assert.equal(r.status, 200, r.body);
+    // Well inside the one-second flush interval: only the shutdown flush can write this use.
+    server.child.kill('SIGTERM');
+    assert.deepEqual(await within(10_000, 'exit after SIGTERM', server.exited), { code: 0, signal: null });
+    const after = await openStore(database.config, { migrate: false });
+    try {
+      const row = await after.db
+        .selectFrom('tokens')
+        .select('last_updated')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      assert.ok(row && row.last_updated >= usedAt, `last_updated ${row?.last_updated} < ${usedAt}`);
+    } finally {
+      await after.close();
+    }
+  });
+});
