@@ -1,0 +1,89 @@
+// Database outage: tokend talks to PostgreSQL / MariaDB through a TCP proxy that the test cuts (every
+// connection dropped, new ones refused) and restores. While it is cut, requests answer a 500 envelope
+// promptly and /health/ready says 503; once it is back, tokend recovers without a restart.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { loadConfig } from '../../src/config.ts';
+import { buildApp } from '../../src/app.ts';
+import { openStore } from '../../src/store/database.ts';
+import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { TcpProxy, eventually, seedUsers, within } from './support.ts';
+
+/** The issue's bound: an answer within 2 s instead of hanging. */
+const ANSWER_WITHIN_MS = 2000;
+
+const SERVER_PORT = { postgres: 5432, mysql: 3306 } as const;
+
+for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres' | 'mysql'>) {
+  describe(`database outage [${dialect}]`, () => {
+    it('answers 500 envelopes promptly while the database is gone, and recovers when it returns', async (t) => {
+      const database = await createTestDatabase(dialect);
+      t.after(() => database.drop());
+      const [user] = await seedUsers(database.config, 1);
+      const proxy = new TcpProxy(SERVER_PORT[dialect]);
+      await proxy.start();
+      t.after(() => proxy.close());
+
+      const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4', LOGIN_RATE_LIMIT: '1000000' });
+      config.database = { kind: dialect, url: proxy.rewrite(database.url) };
+      const store = await openStore(config.database, { poolSize: 4 });
+      const app: FastifyInstance = await buildApp(config, { store });
+      await app.ready();
+      t.after(() => app.close());
+      const { secret } = await issueToken(store.db, store.dialect, {
+        userId: user!.id,
+        privileges: 0,
+        description: '',
+        private: false,
+        now: nowSeconds(),
+      });
+
+      const requests: Record<string, () => Promise<LightMyRequestResponse>> = {
+        self: () => app.inject({ url: '/api/v1/tokens/self', headers: { 'x-ripple-token': secret } }),
+        list: () => app.inject({ url: '/api/v1/tokens', headers: { 'x-ripple-token': secret } }),
+        create: () =>
+          app.inject({
+            method: 'POST',
+            url: '/api/v1/tokens',
+            payload: { id: user!.id, password: user!.password },
+          }),
+        ready: () => app.inject({ url: '/health/ready' }),
+      };
+      const answer = (name: string) => within(ANSWER_WITHIN_MS, name, requests[name]!());
+
+      for (const name of Object.keys(requests)) {
+        const r = await answer(name);
+        assert.equal(r.statusCode, 200, `${name} before the outage: ${r.body}`);
+      }
+
+      await proxy.cut();
+      for (let round = 0; round < 3; round++) {
+        for (const name of ['self', 'list', 'create']) {
+          const r = await answer(name);
+          assert.equal(r.statusCode, 500, `${name} during the outage: ${r.body}`);
+          const envelope = r.json() as { code: number; message: string };
+          assert.equal(envelope.code, 500);
+          assert.match(envelope.message, /try again/i);
+          assert.doesNotMatch(r.body, /ECONN|127\.0\.0\.1|postgres|mysql|sql/i, 'internals leak');
+        }
+        const ready = await answer('ready');
+        assert.equal(ready.statusCode, 503, ready.body);
+        assert.deepEqual((ready.json() as { checks: unknown }).checks, { database: 'failing' });
+        const live = await app.inject({ url: '/health/live' });
+        assert.equal(live.statusCode, 200, 'the process itself is alive');
+      }
+
+      await proxy.restore();
+      const recovered = await eventually(40, 250, async () => {
+        const rs = await Promise.all(Object.keys(requests).map(answer));
+        return rs.every((r) => r.statusCode === 200);
+      });
+      assert.ok(recovered, 'tokend did not recover after the database returned');
+      const self = await answer('self');
+      assert.equal(self.statusCode, 200, self.body);
+    });
+  });
+}
