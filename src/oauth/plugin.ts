@@ -11,11 +11,14 @@ import { introspectEndpoint } from './endpoints/introspect.ts';
 import { metadataEndpoint } from './endpoints/metadata.ts';
 import { revokeEndpoint } from './endpoints/revoke.ts';
 import { tokenEndpoint } from './endpoints/token.ts';
+import { deleteExpiredOAuthRows } from './repository.ts';
 import { sendOAuthError } from './respond.ts';
 
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter } = app.tokend;
   const deps: OAuthDeps = { db: store.db, dialect: store.dialect, now: nowSeconds };
+
+  startSweeping(app, deps, app.tokend.config.tokenSweepIntervalS * 1000);
 
   await app.register(formbody);
   app.get('/.well-known/oauth-authorization-server', metadataEndpoint);
@@ -35,5 +38,25 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
     pages.get('/oauth/authorize', authorizeGetEndpoint(deps));
     pages.post('/oauth/authorize', { preHandler: pages.csrfProtection }, authorizePostEndpoint(deps));
     await webRoutes(pages, { db: store.db, dialect: store.dialect, passwords, loginLimiter });
+  });
+}
+
+/** Removes expired OAuth rows now and then; sweeps never overlap and a failure is retried next time. */
+function startSweeping(app: FastifyInstance, deps: OAuthDeps, intervalMs: number): void {
+  let sweeping: Promise<void> = Promise.resolve();
+  const sweep = () => {
+    sweeping = sweeping.then(async () => {
+      try {
+        const deleted = await deleteExpiredOAuthRows(deps.db, deps.now());
+        if (deleted > 0) app.log.info({ deleted }, 'deleted expired OAuth codes and tokens');
+      } catch (err) {
+        app.log.error({ err }, 'deleting expired OAuth codes and tokens failed; will retry');
+      }
+    });
+  };
+  const timer = setInterval(sweep, intervalMs).unref();
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    await sweeping;
   });
 }

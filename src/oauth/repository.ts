@@ -184,3 +184,18 @@ export function bearerLookup(db: Db): (tokenHash: string, now: number) => Promis
     return result.rows[0];
   };
 }
+
+// ---- housekeeping
+
+/**
+ * Deletes rows that can never be used again: expired access tokens, codes and refresh tokens.
+ * A used refresh token is kept until it expires, so that its reuse is still recognised and revokes the grant.
+ */
+export async function deleteExpiredOAuthRows(db: Db, now: number): Promise<number> {
+  let deleted = 0;
+  for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_codes'] as const) {
+    const result = await db.deleteFrom(table).where('expires_at', '<=', now).executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+  }
+  return deleted;
+}
