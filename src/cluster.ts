@@ -5,7 +5,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { Config } from './config.ts';
-import { openStore } from './store/database.ts';
+import { migrateDatabase } from './store/database.ts';
 
 /** Longest the primary waits for its workers to drain (a worker gives itself 10 s). */
 const DRAIN_DEADLINE_MS = 15_000;
@@ -48,8 +48,7 @@ export async function runPrimary(config: Config): Promise<void> {
   const log = primaryLogger(config.logLevel);
 
   // Migrate once here, so N workers do not all queue on the migration lock (they would be safe anyway).
-  const store = await openStore(config.database, { poolSize: 1, timeoutMs: config.dbTimeoutMs });
-  await store.close();
+  await migrateDatabase(config.database, { timeoutMs: config.dbTimeoutMs });
 
   // Holds the login limiter that workers consult over IPC (RateLimiterCluster in src/tokens/login-limiter.ts).
   new RateLimiterClusterMaster();

@@ -247,20 +247,22 @@ function makeKysely(config: DatabaseConfig, limits: PoolLimits): Db {
   }
 }
 
-/** Applies pending migrations through a short-lived handle whose queries may wait for another instance's lock. */
-async function migrate(config: DatabaseConfig, db: Db, connectTimeoutMs: number): Promise<void> {
-  // An in-memory SQLite database exists only on its own handle.
-  if (config.kind === 'sqlite') {
-    await migrateToLatest(db, config.kind);
-    return;
-  }
+/**
+ * Applies pending migrations (start-up and `tokend migrate`); returns the names applied. It uses a
+ * short-lived handle of its own, whose queries may wait long: for another instance's migration lock, or
+ * for a migration that rewrites a whole table.
+ */
+export async function migrateDatabase(
+  config: DatabaseConfig,
+  options: { timeoutMs?: number } = {},
+): Promise<string[]> {
   const migrationDb = makeKysely(config, {
     poolSize: 2,
-    connectTimeoutMs,
+    connectTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     queryTimeoutMs: MIGRATION_QUERY_TIMEOUT_MS,
   });
   try {
-    await migrateToLatest(migrationDb, config.kind);
+    return await migrateToLatest(migrationDb, config.kind);
   } finally {
     await migrationDb.destroy();
   }
@@ -275,7 +277,11 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
   });
   const dialect = config.kind;
   try {
-    if (options.migrate !== false) await migrate(config, db, timeoutMs);
+    // An in-memory SQLite database exists only on its own handle.
+    if (options.migrate !== false)
+      await (config.kind === 'sqlite' && config.path === ':memory:'
+        ? migrateToLatest(db, dialect)
+        : migrateDatabase(config, { timeoutMs }));
   } catch (err) {
     await db.destroy().catch(() => {});
     throw err;
