@@ -27,6 +27,7 @@ import { registerDocs } from './docs/plugin.ts';
 import { tokensPagePlugin } from './web/tokens-page.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
 import { answerClientError, capConnectionsPerAddress } from './health/connections.ts';
+import { redisReadiness } from './health/redis-check.ts';
 
 export interface Services {
   config: Config;
@@ -154,6 +155,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
 
   const readinessChecks: ReadinessCheck[] = [{ name: 'database', check: () => store.ping() }];
+  if (config.redisUrl !== undefined) {
+    const redis = redisReadiness(config.redisUrl, app.log);
+    readinessChecks.push(redis.check);
+    app.addHook('onClose', redis.close);
+  }
   await app.register(healthRoutes, { checks: readinessChecks, timeoutMs: DEFAULT_READY_TIMEOUT_MS });
 
   await app.register(
