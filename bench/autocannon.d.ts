@@ -1,0 +1,27 @@
+// The part of autocannon's programmatic API the bench uses (the package ships no types).
+declare module 'autocannon' {
+  import type { EventEmitter } from 'node:events';
+
+  interface Options {
+    url: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    connections?: number;
+    pipelining?: number;
+    duration?: number;
+    timeout?: number;
+  }
+  interface Result {
+    duration: number;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    requests: { total: number; average: number };
+  }
+  interface Instance extends EventEmitter, PromiseLike<Result> {
+    stop(): void;
+  }
+  function autocannon(options: Options): Instance;
+  export default autocannon;
+}

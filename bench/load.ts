@@ -1,0 +1,117 @@
+// Drives one server with autocannon for a fixed time. Latencies are recorded here, per response, in
+// fractions of a millisecond (autocannon's own histogram counts whole milliseconds).
+import autocannon from 'autocannon';
+
+export interface LoadSpec {
+  port: number;
+  path: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  seconds: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Responses that were not 2xx, plus connection errors and timeouts: any of them spoils the figure. */
+  failures: number;
+  /**
+   * CPU time the server process used per request (µs), when measured: much steadier than req/s on a
+   * machine that other work shares, since it does not count the time the server waited for a core.
+   */
+  cpuUsPerRequest?: number;
+}
+
+/** Every latency behind a result, kept out of the result itself (which goes into results.json). */
+const latenciesOf = new WeakMap<LoadResult, Float64Array>();
+
+const percentile = (sorted: Float64Array, p: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+function result(requests: number, seconds: number, failures: number, latencies: Float64Array): LoadResult {
+  const sorted = latencies.slice().sort();
+  const r = {
+    requests,
+    seconds,
+    rps: requests / seconds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    failures,
+  };
+  latenciesOf.set(r, sorted);
+  return r;
+}
+
+export async function load(spec: LoadSpec): Promise<LoadResult> {
+  const instance = autocannon({
+    url: `http://127.0.0.1:${spec.port}${spec.path}`,
+    method: spec.method ?? 'GET',
+    headers: spec.headers,
+    body: spec.body,
+    connections: spec.connections,
+    duration: spec.seconds,
+    timeout: 30,
+  });
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
+    if (count === latencies.length) {
+      const grown = new Float64Array(latencies.length * 2);
+      grown.set(latencies);
+      latencies = grown;
+    }
+    latencies[count++] = ms;
+  });
+  const r = await instance;
+  return result(r.requests.total, r.duration, r.non2xx + r.errors + r.timeouts, latencies.subarray(0, count));
+}
+
+/** Several runs as one: requests over total time, percentiles over every response. */
+export function combine(results: LoadResult[]): LoadResult {
+  const all = new Float64Array(results.reduce((n, r) => n + (latenciesOf.get(r)?.length ?? 0), 0));
+  let at = 0;
+  for (const r of results) {
+    const l = latenciesOf.get(r) ?? new Float64Array(0);
+    all.set(l, at);
+    at += l.length;
+  }
+  const sum = (f: (r: LoadResult) => number) => results.reduce((n, r) => n + f(r), 0);
+  const combined = result(
+    sum((r) => r.requests),
+    sum((r) => r.seconds),
+    sum((r) => r.failures),
+    all,
+  );
+  if (results.every((r) => r.cpuUsPerRequest !== undefined))
+    combined.cpuUsPerRequest = sum((r) => r.cpuUsPerRequest! * r.requests) / combined.requests;
+  return combined;
+}
+
+/** Runs a load and adds the CPU time `cpuSeconds()` (the server's) grew by, per request. */
+export async function loadWithCpu(spec: LoadSpec, cpuSeconds: () => number): Promise<LoadResult> {
+  const before = cpuSeconds();
+  const r = await load(spec);
+  r.cpuUsPerRequest = ((cpuSeconds() - before) * 1e6) / Math.max(1, r.requests);
+  return r;
+}
+
+/**
+ * Runs each side in turn, `rounds` times, and returns every side's runs. Alternating short runs keeps
+ * a change in the machine's background load from favouring one side of a comparison.
+ */
+export async function alternate<T>(rounds: number, sides: ReadonlyArray<() => Promise<T>>): Promise<T[][]> {
+  const out = sides.map(() => [] as T[]);
+  for (let round = 0; round < rounds; round++)
+    for (const [i, side] of sides.entries()) out[i]!.push(await side());
+  return out;
+}
+
+/** A short run whose figures are thrown away: JIT, connection set-up, caches. */
+export async function warmUp(spec: LoadSpec): Promise<void> {
+  await load({ ...spec, seconds: 1 });
+}

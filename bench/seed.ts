@@ -1,0 +1,220 @@
+// Seeds a benchmark data set: many users and tokens, inserted with multi-row INSERTs inside transactions.
+// Secrets are derived from the token id, so the bench can authenticate as any seeded token.
+//
+//   node bench/seed.ts --database-url sqlite:/tmp/bench.db [--users 100000] [--tokens 1000000]
+//                      [--hot-tokens 10000] [--json]
+import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { hash } from '@node-rs/bcrypt';
+import { CompiledQuery } from 'kysely';
+import { parseDatabaseUrl } from '../src/config.ts';
+import { openStore, type Db, type Dialect, type Store } from '../src/store/database.ts';
+import { TokenPrivilege, UserPrivilege } from '../src/privileges.ts';
+import { md5Hex } from '../src/users/passwords.ts';
+import { hashTokenSecret } from '../src/tokens/secret.ts';
+
+export interface SeedSpec {
+  users: number;
+  tokens: number;
+  /** Tokens owned by the listing user (user 1); the rest are spread evenly over users 3.. (user 2 has one). */
+  hotTokens: number;
+}
+
+export const DEFAULT_SPEC: SeedSpec = { users: 100_000, tokens: 1_000_000, hotTokens: 10_000 };
+
+/** Every seeded user has this password (bcrypt cost 10, like the server's default). */
+export const BENCH_PASSWORD = 'bench-password';
+export const BENCH_BCRYPT_COST = 10;
+
+/** User 1 owns the hot tokens (listing); user 2 is the admin that may call fix_privileges. */
+export const HOT_USER_ID = 1;
+export const ADMIN_USER_ID = 2;
+
+const NORMAL = UserPrivilege.UserPublic | UserPrivilege.UserNormal;
+const ADMIN =
+  NORMAL |
+  UserPrivilege.AdminAccessRAP |
+  UserPrivilege.AdminManageUsers |
+  UserPrivilege.AdminBanUsers |
+  UserPrivilege.AdminManageServer;
+/** Within the limits of every seeded user. */
+const WITHIN = TokenPrivilege.ReadConfidential | TokenPrivilege.Write;
+/** ManageBadges needs AdminManageBadges, which no seeded user holds: such a token is over its limits. */
+const OVER = WITHIN | TokenPrivilege.ManageBadges;
+const ADMIN_TOKEN_PRIVILEGES = WITHIN | TokenPrivilege.ManageUser | TokenPrivilege.APIMeta;
+
+/** The secret of seeded token `id`: 32 lower-case hex characters, a pure function of the id. */
+export const benchSecret = (id: number): string =>
+  createHash('sha256').update(`tokend-bench-${id}`).digest('hex').slice(0, 32);
+
+/** Seeded token ids: 1..hotTokens belong to the hot user; the admin's fix_privileges token comes next. */
+export const hotTokenId = (n = 0): number => 1 + n;
+export const adminTokenId = (spec: SeedSpec): number => spec.hotTokens + 1;
+
+/** Owner of seeded token `id` (ids are 1-based and dense). */
+export function ownerOf(spec: SeedSpec, id: number): number {
+  if (id <= spec.hotTokens) return HOT_USER_ID;
+  if (id === adminTokenId(spec)) return ADMIN_USER_ID;
+  // The rest go to users 3.. in contiguous runs, so the (user_id, private, id) index grows in order.
+  const rest = spec.tokens - spec.hotTokens - 1;
+  return 3 + Math.floor(((id - spec.hotTokens - 2) * (spec.users - 2)) / rest);
+}
+
+/** Stored privileges of seeded token `id`: every third token is over its owner's limits. */
+export function privilegesOf(spec: SeedSpec, id: number): number {
+  if (id === adminTokenId(spec)) return ADMIN_TOKEN_PRIVILEGES;
+  return id % 3 === 0 ? OVER : WITHIN;
+}
+
+export const isOverLimit = (spec: SeedSpec, id: number): boolean => privilegesOf(spec, id) === OVER;
+
+function placeholders(dialect: Dialect, rows: number, columns: number): string {
+  const out: string[] = [];
+  let n = 1;
+  for (let r = 0; r < rows; r++) {
+    const row: string[] = [];
+    for (let c = 0; c < columns; c++) row.push(dialect === 'postgres' ? `$${n++}` : '?');
+    out.push(`(${row.join(',')})`);
+  }
+  return out.join(',');
+}
+
+/** One INSERT statement per batch; the SQL text repeats, so SQLite reuses its prepared statement. */
+async function insertBatches(
+  db: Db,
+  dialect: Dialect,
+  table: string,
+  columns: readonly string[],
+  count: number,
+  batchRows: number,
+  row: (index: number, out: unknown[]) => void,
+): Promise<void> {
+  const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
+  const fullSql = head + placeholders(dialect, batchRows, columns.length);
+  // A few batches per transaction: one commit (and fsync) per ~50k rows.
+  const batchesPerTransaction = Math.max(1, Math.floor(50_000 / batchRows));
+  for (let start = 0; start < count;) {
+    await db.transaction().execute(async (trx) => {
+      for (let b = 0; b < batchesPerTransaction && start < count; b++) {
+        const rows = Math.min(batchRows, count - start);
+        const params: unknown[] = [];
+        for (let i = 0; i < rows; i++) row(start + i, params);
+        const text = rows === batchRows ? fullSql : head + placeholders(dialect, rows, columns.length);
+        await trx.executeQuery(CompiledQuery.raw(text, params));
+        start += rows;
+      }
+    });
+  }
+}
+
+export interface SeedResult {
+  users: number;
+  tokens: number;
+  overLimit: number;
+  seconds: number;
+}
+
+/** Seeds an empty, migrated store. */
+export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise<SeedResult> {
+  if (spec.users < 3 || spec.tokens < spec.hotTokens + 2)
+    throw new Error('a bench data set needs at least 3 users and hotTokens + 2 tokens');
+  const started = performance.now();
+  const { db, dialect } = store;
+  const passwordHash = await hash(md5Hex(BENCH_PASSWORD), { cost: BENCH_BCRYPT_COST });
+  const now = Math.floor(Date.now() / 1000);
+  // 7 parameters per row stays far below every dialect's parameter limit (SQLite's is 32766).
+  const batchRows = 1000;
+  if (dialect === 'sqlite') {
+    // The unique index on random hashes outgrows SQLite's default 2 MB page cache at once.
+    await db.executeQuery(CompiledQuery.raw('PRAGMA cache_size = -262144'));
+  }
+
+  await insertBatches(
+    db,
+    dialect,
+    'users',
+    ['id', 'username', 'username_safe', 'privileges', 'password_hash', 'password_version', 'created_at'],
+    spec.users,
+    batchRows,
+    (i, out) => {
+      const id = i + 1;
+      const name = `bench_user_${id}`;
+      out.push(id, name, name, id === ADMIN_USER_ID ? ADMIN : NORMAL, passwordHash, 2, now);
+    },
+  );
+  let overLimit = 0;
+  await insertBatches(
+    db,
+    dialect,
+    'tokens',
+    ['id', 'user_id', 'privileges', 'description', 'token_hash', 'private', 'last_updated'],
+    spec.tokens,
+    batchRows,
+    (i, out) => {
+      const id = i + 1;
+      const privileges = privilegesOf(spec, id);
+      if (privileges === OVER) overLimit++;
+      out.push(id, ownerOf(spec, id), privileges, `bench ${id}`, hashTokenSecret(benchSecret(id)), 0, now);
+    },
+  );
+  if (dialect === 'postgres') {
+    // Explicit ids do not move identity sequences; later inserts must not collide with seeded rows.
+    for (const table of ['users', 'tokens'])
+      await db.executeQuery(
+        CompiledQuery.raw(
+          `SELECT setval(pg_get_serial_sequence('${table}', 'id'), (SELECT max(id) FROM ${table}))`,
+        ),
+      );
+    await db.executeQuery(CompiledQuery.raw('ANALYZE'));
+  } else if (dialect === 'mysql') {
+    await db.executeQuery(CompiledQuery.raw('ANALYZE TABLE users, tokens'));
+  } else {
+    await db.executeQuery(CompiledQuery.raw('ANALYZE'));
+  }
+  return {
+    users: spec.users,
+    tokens: spec.tokens,
+    overLimit,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'database-url': { type: 'string' },
+      users: { type: 'string', default: String(DEFAULT_SPEC.users) },
+      tokens: { type: 'string', default: String(DEFAULT_SPEC.tokens) },
+      'hot-tokens': { type: 'string', default: String(DEFAULT_SPEC.hotTokens) },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const url = values['database-url'] ?? process.env.DATABASE_URL;
+  if (!url) throw new Error('give --database-url (or DATABASE_URL) of an empty database');
+  const spec: SeedSpec = {
+    users: Number(values.users),
+    tokens: Number(values.tokens),
+    hotTokens: Number(values['hot-tokens']),
+  };
+  for (const [k, v] of Object.entries(spec))
+    if (!Number.isInteger(v) || v < 0) throw new Error(`--${k} must be a non-negative integer`);
+  const store = await openStore(parseDatabaseUrl(url));
+  try {
+    const result = await seed(store, spec);
+    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    else
+      process.stdout.write(
+        `seeded ${result.users} users and ${result.tokens} tokens (${result.overLimit} over their owners' privileges) in ${result.seconds.toFixed(1)} s\n`,
+      );
+  } finally {
+    await store.close();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`bench seed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}
