@@ -1,7 +1,6 @@
 // Builds the Fastify app in a fixed order: external plugins, tokend's services, then routes.
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
-import helmet from '@fastify/helmet';
 import type { Config } from './config.ts';
 import { openStore, type Store } from './store/database.ts';
 import { PasswordHasher } from './users/passwords.ts';
@@ -14,6 +13,7 @@ import { tokenRoutes } from './tokens/routes.ts';
 import { pingRoutes } from './users/ping-route.ts';
 import type { BearerTokenStore } from './http/identity.ts';
 import { identityPlugin } from './http/plugin.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { OAuthBearerTokens } from './oauth/bearer-store.ts';
 import { authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
@@ -124,7 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The API speaks JSON only: a text/plain body is a 415, not a string that then fails the schema.
   app.removeContentTypeParser('text/plain');
 
-  await app.register(helmet, {
+  await app.register(securityHeaders, {
     contentSecurityPolicy: {
       directives: {
         'frame-ancestors': ["'none'"],
