@@ -1,4 +1,5 @@
 // Environment → typed, validated configuration. Every bad value is reported with the variable's name.
+import { availableParallelism } from 'node:os';
 
 export type DatabaseConfig =
   { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
@@ -151,7 +152,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 256),
     bcryptCost: integer(env, 'BCRYPT_COST', 10, 4, 31),
-    bcryptConcurrency: integer(env, 'BCRYPT_CONCURRENCY', 4, 1, 1024),
+    // One core stays free for the event loop: a login storm must not starve authenticated reads.
+    bcryptConcurrency: integer(env, 'BCRYPT_CONCURRENCY', Math.max(1, availableParallelism() - 1), 1, 1024),
     lastUsedFlushMs: integer(env, 'LAST_USED_FLUSH_MS', 1000, 10, 1000),
     bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 100 * 1024 * 1024),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
