@@ -13,6 +13,7 @@ import { revokeEndpoint } from './endpoints/revoke.ts';
 import { tokenEndpoint } from './endpoints/token.ts';
 import { deleteExpiredOAuthRows } from './repository.ts';
 import { sendOAuthError } from './respond.ts';
+import { doc } from './route-doc.ts';
 
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter } = app.tokend;
@@ -21,22 +22,34 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
   startSweeping(app, deps, app.tokend.config.tokenSweepIntervalS * 1000);
 
   await app.register(formbody);
-  app.get('/.well-known/oauth-authorization-server', metadataEndpoint);
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    doc('Authorization server metadata (RFC 8414)'),
+    metadataEndpoint,
+  );
 
   // Back channel: client to server, JSON answers and RFC 6749 §5.2 errors.
   await app.register(async (backChannel) => {
     backChannel.setErrorHandler(sendOAuthError);
-    backChannel.post('/oauth/token', tokenEndpoint(deps));
-    backChannel.post('/oauth/revoke', revokeEndpoint(deps));
-    backChannel.post('/oauth/introspect', introspectEndpoint(deps));
+    backChannel.post(
+      '/oauth/token',
+      doc('Exchange a code or refresh token (RFC 6749 §3.2)'),
+      tokenEndpoint(deps),
+    );
+    backChannel.post('/oauth/revoke', doc('Revoke a token (RFC 7009)'), revokeEndpoint(deps));
+    backChannel.post('/oauth/introspect', doc('Introspect a token (RFC 7662)'), introspectEndpoint(deps));
   });
 
   // Front channel: the browser's pages, CSRF-protected forms, errors as pages.
   await app.register(async (pages) => {
     await pages.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
     pages.setErrorHandler(sendPageError);
-    pages.get('/oauth/authorize', authorizeGetEndpoint(deps));
-    pages.post('/oauth/authorize', { preHandler: pages.csrfProtection }, authorizePostEndpoint(deps));
+    pages.get('/oauth/authorize', doc('The consent page (RFC 6749 §4.1.1)'), authorizeGetEndpoint(deps));
+    pages.post(
+      '/oauth/authorize',
+      { ...doc('The consent form: Allow or Deny'), preHandler: pages.csrfProtection },
+      authorizePostEndpoint(deps),
+    );
     await webRoutes(pages, { db: store.db, dialect: store.dialect, passwords, loginLimiter });
   });
 }

@@ -1,6 +1,7 @@
 // /login and /logout, and how every page reports an error.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../oauth/errors.ts';
+import { doc } from '../oauth/route-doc.ts';
 import { deleteTokenById } from '../tokens/repository.ts';
 import { errorPage, loginPage, signedInPage, sendPage } from './pages.ts';
 import { webLogin, type WebLoginDeps } from './login.ts';
@@ -52,48 +53,56 @@ export async function webRoutes(app: FastifyInstance, deps: WebLoginDeps): Promi
     return sendPage(reply, status, 'Sign in', loginPage({ ...view, csrf: csrfToken(request, reply) }));
   }
 
-  app.get('/login', async (request: FastifyRequest<{ Querystring: { next?: unknown } }>, reply) => {
-    const next = localPath(request.query.next);
-    const user = await sessionUser(deps.db, request);
-    if (user && next) return reply.redirect(next, 303);
-    if (user)
-      return sendPage(
-        reply,
-        200,
-        'Signed in',
-        signedInPage({ username: user.username, csrf: csrfToken(request, reply) }),
-      );
-    return showLogin(request, reply, 200, { next });
-  });
+  app.get(
+    '/login',
+    doc('The sign-in page'),
+    async (request: FastifyRequest<{ Querystring: { next?: unknown } }>, reply) => {
+      const next = localPath(request.query.next);
+      const user = await sessionUser(deps.db, request);
+      if (user && next) return reply.redirect(next, 303);
+      if (user)
+        return sendPage(
+          reply,
+          200,
+          'Signed in',
+          signedInPage({ username: user.username, csrf: csrfToken(request, reply) }),
+        );
+      return showLogin(request, reply, 200, { next });
+    },
+  );
 
-  app.post('/login', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const username = field(request.body, 'username')?.trim() ?? '';
-    const password = field(request.body, 'password') ?? '';
-    const next = localPath(field(request.body, 'next'));
-    const again = (status: number, error: string) =>
-      showLogin(request, reply, status, { next, error, username });
-    if (username === '' || password === '') return again(422, 'Enter your username and your password.');
-    if (username.length > MAX_FIELD || password.length > MAX_FIELD)
-      return again(400, 'The username or password is too long.');
+  app.post(
+    '/login',
+    { ...doc('Sign in (the form)'), preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const username = field(request.body, 'username')?.trim() ?? '';
+      const password = field(request.body, 'password') ?? '';
+      const next = localPath(field(request.body, 'next'));
+      const again = (status: number, error: string) =>
+        showLogin(request, reply, status, { next, error, username });
+      if (username === '' || password === '') return again(422, 'Enter your username and your password.');
+      if (username.length > MAX_FIELD || password.length > MAX_FIELD)
+        return again(400, 'The username or password is too long.');
 
-    const result = await webLogin(deps, { username, password }, request.ip);
-    switch (result.kind) {
-      case 'bad-credentials':
-        return again(403, 'Wrong username or password.');
-      case 'rate-limited':
-        reply.header('Retry-After', String(result.retryAfterS));
-        return again(429, `Too many sign-in attempts. Try again in ${result.retryAfterS} seconds.`);
-      case 'legacy-password':
-        return again(403, 'This account still has an old-style password. Reset your password first.');
-      case 'banned':
-        return again(403, 'This account is banned.');
-      case 'signed-in':
-        setSessionCookie(request, reply, result.secret);
-        return reply.redirect(next ?? '/login', 303);
-    }
-  });
+      const result = await webLogin(deps, { username, password }, request.ip);
+      switch (result.kind) {
+        case 'bad-credentials':
+          return again(403, 'Wrong username or password.');
+        case 'rate-limited':
+          reply.header('Retry-After', String(result.retryAfterS));
+          return again(429, `Too many sign-in attempts. Try again in ${result.retryAfterS} seconds.`);
+        case 'legacy-password':
+          return again(403, 'This account still has an old-style password. Reset your password first.');
+        case 'banned':
+          return again(403, 'This account is banned.');
+        case 'signed-in':
+          setSessionCookie(request, reply, result.secret);
+          return reply.redirect(next ?? '/login', 303);
+      }
+    },
+  );
 
-  app.post('/logout', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/logout', { ...doc('Sign out'), preHandler: app.csrfProtection }, async (request, reply) => {
     const user = await sessionUser(deps.db, request);
     if (user) await deleteTokenById(deps.db, user.tokenId);
     clearSessionCookie(request, reply);
