@@ -30,6 +30,18 @@ for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
       const hidden = await source.createToken(alice.id, { private: true, description: 'web' });
       await source.createToken(bob.id, { description: 'bob' });
       await source.app.tokend.lastUsed.flush();
+      await source.store.db
+        .insertInto('oauth_clients')
+        .values({
+          id: 'client-one',
+          name: 'One',
+          owner_id: alice.id,
+          avatar: '',
+          redirect_uris: '["https://one.example/cb"]',
+          secret_hash: 'ab'.repeat(32),
+          created_at: 1,
+        })
+        .execute();
 
       const dir = mkdtempSync(join(tmpdir(), 'tokend-transfer-'));
       t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,6 +52,7 @@ for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
       assert.equal(exported.code, 0, exported.stderr);
       assert.deepEqual((onlyJson(exported).counts as Record<string, number>).users, 2);
       assert.deepEqual((onlyJson(exported).counts as Record<string, number>).tokens, 3);
+      assert.deepEqual((onlyJson(exported).counts as Record<string, number>).oauth_clients, 1);
       const text = readFileSync(file, 'utf8');
       assert.ok(!text.includes(secret), 'the file never holds a token secret');
       assert.ok(!text.includes('alice-pw'), 'the file never holds a password');
@@ -85,6 +98,13 @@ for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
         payload: { id: bob.id, password: bob.password },
       });
       assert.equal(banned.statusCode, 402, banned.body);
+
+      const client = await app.tokend.store.db
+        .selectFrom('oauth_clients')
+        .selectAll()
+        .executeTakeFirstOrThrow();
+      assert.equal(client.redirect_uris, '["https://one.example/cb"]');
+      assert.equal(client.owner_id, alice.id);
 
       // A second import into the now non-empty database is refused.
       const twice = await runCli(['import', '--file', file], { env });
