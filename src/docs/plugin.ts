@@ -42,10 +42,21 @@ const errorEnvelope = {
 export const openApiPath = (basePath: string): string => `${basePath}/v1/openapi.json`;
 export const docsPath = (basePath: string): string => `${basePath}/docs`;
 
+/** The reference's section for a route that names none, by where it lives. */
+function sectionOf(url: string, basePath: string): string | undefined {
+  if (url.startsWith('/oauth/') || url.startsWith('/.well-known/')) return 'oauth';
+  if (url === '/login' || url === '/logout') return 'web';
+  if (url.startsWith('/health') || url === '/metrics') return 'operations';
+  if (url === `${basePath}/v1/ping`) return 'users';
+  return undefined;
+}
+
 /** Adds what every route of a kind shares: credentials for routes that identify, the error envelope for the API. */
 function documentRoute(basePath: string) {
   return ({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) => {
     const extra: Record<string, unknown> = {};
+    const section = sectionOf(url, basePath);
+    if (section && !('tags' in (schema ?? {}))) extra.tags = [section];
     if (route.config?.identify && !('security' in (schema ?? {}))) extra.security = CREDENTIALS;
     const underApi = url.startsWith(`${basePath}/`);
     if (underApi) {
@@ -72,6 +83,7 @@ export async function registerDocs(app: FastifyInstance, basePath: string): Prom
         { name: 'tokens', description: 'API tokens' },
         { name: 'users', description: 'Who a credential acts for' },
         { name: 'oauth', description: 'The OAuth 2.0 authorization server' },
+        { name: 'web', description: 'The sign-in pages (HTML)' },
         { name: 'operations', description: 'Metrics, health and this reference' },
       ],
     },

@@ -297,6 +297,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     const identity = identityOf(request);
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+    if (request.validationError)
+      return sendEnvelope(
+        reply,
+        400,
+        `The token id must be a positive integer; got ${JSON.stringify(request.params.id)}.`,
+      );
     const tokenId = Number(request.params.id);
     // The same answer whether the id is someone else's or does not exist.
     const deleted =
@@ -307,8 +313,10 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     lastUsed.forget(tokenId);
     return sendEnvelope(reply, 200, 'The token has been deleted.');
   }
-  app.post('/tokens/:id/delete', { schema: deleteByIdSchema, config: { identify: true } }, deleteById);
-  app.delete('/tokens/:id', { schema: deleteByIdSchema, config: { identify: true } }, deleteById);
+  // attachValidation: the credential is checked first (401), then the id (400).
+  const byId = { schema: deleteByIdSchema, attachValidation: true, config: { identify: true } };
+  app.post('/tokens/:id/delete', byId, deleteById);
+  app.delete('/tokens/:id', byId, deleteById);
 
   app.post(
     '/tokens/fix_privileges',
