@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { sharedHarness } from './shared-harness.ts';
+import { body, type Harness } from '../helpers/app.ts';
 
 type Transport = 'x-ripple-token' | 'bearer' | 'token' | 'k' | 'cookie';
 /** In priority order: the earlier wins. */
@@ -36,8 +37,9 @@ async function twoTokens(h: Harness) {
 
 for (const dialect of DIALECTS) {
   describe(`credentials [${dialect}]`, () => {
-    it('each of the five transports identifies the request', async (t) => {
-      const h = await build(t, dialect);
+    const harness = sharedHarness(dialect);
+    it('each of the five transports identifies the request', async () => {
+      const h = harness();
       const { first } = await twoTokens(h);
       for (const transport of TRANSPORTS) {
         const r = await whoUses(h, [[transport, first.secret]]);
@@ -47,8 +49,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('when two transports are present, the earlier one wins (every pair, both ways round)', async (t) => {
-      const h = await build(t, dialect);
+    it('when two transports are present, the earlier one wins (every pair, both ways round)', async () => {
+      const h = harness();
       const { first, second } = await twoTokens(h);
       for (let i = 0; i < TRANSPORTS.length; i++) {
         for (let j = i + 1; j < TRANSPORTS.length; j++) {
@@ -68,8 +70,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('all five at once: X-Ripple-Token is used', async (t) => {
-      const h = await build(t, dialect);
+    it('all five at once: X-Ripple-Token is used', async () => {
+      const h = harness();
       const { first, second } = await twoTokens(h);
       const r = await whoUses(h, [
         ['cookie', second.secret],
@@ -81,8 +83,8 @@ for (const dialect of DIALECTS) {
       assert.equal(body(r).id, first.id);
     });
 
-    it('the Bearer scheme name is case-insensitive; other schemes are not credentials', async (t) => {
-      const h = await build(t, dialect);
+    it('the Bearer scheme name is case-insensitive; other schemes are not credentials', async () => {
+      const h = harness();
       const { first } = await twoTokens(h);
       const lower = await h.api({
         method: 'GET',
@@ -98,8 +100,8 @@ for (const dialect of DIALECTS) {
       assert.equal(basic.statusCode, 404);
     });
 
-    it('a value that matches nothing leaves the request unidentified, not failed', async (t) => {
-      const h = await build(t, dialect);
+    it('a value that matches nothing leaves the request unidentified, not failed', async () => {
+      const h = harness();
       await twoTokens(h);
       for (const transport of TRANSPORTS) {
         for (const value of ['0123456789abcdef0123456789abcdef', 'not-a-token', 'x'.repeat(500)]) {
@@ -115,8 +117,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('the first present transport decides: an unknown header is not overridden by a valid later one', async (t) => {
-      const h = await build(t, dialect);
+    it('the first present transport decides: an unknown header is not overridden by a valid later one', async () => {
+      const h = harness();
       const { first } = await twoTokens(h);
       const r = await whoUses(h, [
         ['x-ripple-token', 'ffffffffffffffffffffffffffffffff'],
@@ -125,8 +127,8 @@ for (const dialect of DIALECTS) {
       assert.equal(r.statusCode, 404, r.body);
     });
 
-    it('a deleted token no longer identifies anyone, by any transport', async (t) => {
-      const h = await build(t, dialect);
+    it('a deleted token no longer identifies anyone, by any transport', async () => {
+      const h = harness();
       const { first, second } = await twoTokens(h);
       const del = await h.api({
         method: 'DELETE',
@@ -140,8 +142,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('the rt cookie is ignored on a JSONP request; other transports still work there', async (t) => {
-      const h = await build(t, dialect);
+    it('the rt cookie is ignored on a JSONP request; other transports still work there', async () => {
+      const h = harness();
       const { first } = await twoTokens(h);
       const viaCookie = await whoUses(h, [['cookie', first.secret]], { callback: 'cb' });
       assert.match(viaCookie.headers['content-type'] ?? '', /application\/javascript/);

@@ -2,7 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body } from '../helpers/app.ts';
+import { sharedHarness } from './shared-harness.ts';
+import { body } from '../helpers/app.ts';
 
 /** The JSON inside a JSONP answer `…name(json);`. */
 function unwrapJsonp(text: string, name: string): Record<string, unknown> {
@@ -14,8 +15,9 @@ function unwrapJsonp(text: string, name: string): Record<string, unknown> {
 
 for (const dialect of DIALECTS) {
   describe(`envelope [${dialect}]`, () => {
-    it('GET /v1/ping without a credential: user 0, no privileges', async (t) => {
-      const h = await build(t, dialect);
+    const harness = sharedHarness(dialect);
+    it('GET /v1/ping without a credential: user 0, no privileges', async () => {
+      const h = harness();
       const r = await h.api({ method: 'GET', path: '/ping' });
       assert.equal(r.statusCode, 200);
       assert.match(r.headers['content-type'] ?? '', /application\/json/);
@@ -30,8 +32,8 @@ for (const dialect of DIALECTS) {
       assert.equal(b.user_privileges_string, '');
     });
 
-    it('GET /v1/ping with a token: its owner, effective privileges and their names', async (t) => {
-      const h = await build(t, dialect);
+    it('GET /v1/ping with a token: its owner, effective privileges and their names', async () => {
+      const h = harness();
       const user = await h.createUser({ privileges: 3 | 4 });
       const token = await h.createToken(user.id, { privileges: 2 | 4 | 128 });
       const r = await h.api({ method: 'GET', path: '/ping', headers: { 'x-ripple-token': token.secret } });
@@ -47,8 +49,8 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
-    it('an unknown path under the API is a 404 envelope with X-Real-404: yes', async (t) => {
-      const h = await build(t, dialect);
+    it('an unknown path under the API is a 404 envelope with X-Real-404: yes', async () => {
+      const h = harness();
       for (const url of [
         '/api/v1/nope',
         '/api/nope',
@@ -73,15 +75,15 @@ for (const dialect of DIALECTS) {
       assert.equal(body(put).code, 404);
     });
 
-    it('a real 404 of an endpoint (no token in use) has no X-Real-404 header', async (t) => {
-      const h = await build(t, dialect);
+    it('a real 404 of an endpoint (no token in use) has no X-Real-404 header', async () => {
+      const h = harness();
       const r = await h.api({ method: 'GET', path: '/tokens/self' });
       assert.equal(r.statusCode, 404);
       assert.equal(r.headers['x-real-404'], undefined);
     });
 
-    it('pls200 (any value, even empty) makes the HTTP status 200 and keeps the code in the body', async (t) => {
-      const h = await build(t, dialect);
+    it('pls200 (any value, even empty) makes the HTTP status 200 and keeps the code in the body', async () => {
+      const h = harness();
       const cases = [
         { method: 'GET', url: '/api/v1/tokens/self?pls200', code: 404 },
         { method: 'GET', url: '/api/v1/tokens/self?pls200=', code: 404 },
@@ -113,8 +115,8 @@ for (const dialect of DIALECTS) {
       assert.equal((await h.api({ method: 'GET', path: '/tokens' })).statusCode, 401);
     });
 
-    it('JSONP: a valid callback wraps the envelope as application/javascript', async (t) => {
-      const h = await build(t, dialect);
+    it('JSONP: a valid callback wraps the envelope as application/javascript', async () => {
+      const h = harness();
       for (const name of ['cb', '$', '_x1', 'jQuery_123$abc', 'a'.repeat(99)]) {
         const r = await h.app.inject({
           method: 'GET',
@@ -134,8 +136,8 @@ for (const dialect of DIALECTS) {
       assert.equal(unwrapJsonp(both.body, 'cb').code, 401);
     });
 
-    it('JSONP: an invalid callback is ignored and plain JSON is sent', async (t) => {
-      const h = await build(t, dialect);
+    it('JSONP: an invalid callback is ignored and plain JSON is sent', async () => {
+      const h = harness();
       const invalid = [
         '1abc',
         'a-b',

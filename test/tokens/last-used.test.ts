@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
+import { sharedHarness } from '../http/shared-harness.ts';
 import { build, body, type Harness } from '../helpers/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import type { InjectOptions } from 'fastify';
@@ -25,9 +26,9 @@ async function storedLastUpdated(h: Harness, tokenId: number): Promise<number> {
 
 for (const dialect of DIALECTS) {
   describe(`last_updated [${dialect}]`, () => {
-    it('a use moves last_updated: the list shows it at once, the row after a flush', async (t) => {
-      // a long interval, so only the explicit flush writes
-      const h = await build(t, dialect, { LAST_USED_FLUSH_MS: '1000' });
+    const harness = sharedHarness(dialect);
+    it('a use moves last_updated: the list shows it at once, the row after a flush', async () => {
+      const h = harness();
       const user = await h.createUser();
       const used = await h.createToken(user.id, { description: 'used' });
       const idle = await h.createToken(user.id, { description: 'idle' });
@@ -51,8 +52,8 @@ for (const dialect of DIALECTS) {
       assert.ok(Number(body(self).last_updated) >= before);
     });
 
-    it('every transport counts as a use; an unknown credential touches nothing', async (t) => {
-      const h = await build(t, dialect);
+    it('every transport counts as a use; an unknown credential touches nothing', async () => {
+      const h = harness();
       const user = await h.createUser();
       const token = await h.createToken(user.id);
       const other = await h.createToken(user.id);
@@ -76,8 +77,8 @@ for (const dialect of DIALECTS) {
       assert.equal(await storedLastUpdated(h, other.id), LONG_AGO);
     });
 
-    it('last_updated never moves backwards when a newer time is already stored', async (t) => {
-      const h = await build(t, dialect);
+    it('last_updated never moves backwards when a newer time is already stored', async () => {
+      const h = harness();
       const user = await h.createUser();
       const token = await h.createToken(user.id);
       const future = now() + 10_000;

@@ -2,7 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { sharedHarness } from '../http/shared-harness.ts';
+import { body, type Harness } from '../helpers/app.ts';
 
 interface Listed {
   id: number;
@@ -35,8 +36,9 @@ async function userWithTokens(h: Harness, n: number) {
 
 for (const dialect of DIALECTS) {
   describe(`GET /tokens [${dialect}]`, () => {
-    it('is a 401 without an identified credential', async (t) => {
-      const h = await build(t, dialect);
+    const harness = sharedHarness(dialect);
+    it('is a 401 without an identified credential', async () => {
+      const h = harness();
       for (const headers of [{}, { 'x-ripple-token': 'deadbeefdeadbeefdeadbeefdeadbeef' }]) {
         const r = await h.api({ method: 'GET', path: '/tokens', headers });
         assert.equal(r.statusCode, 401);
@@ -46,8 +48,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it("lists only the caller's public tokens, ascending, without secrets or hashes", async (t) => {
-      const h = await build(t, dialect);
+    it("lists only the caller's public tokens, ascending, without secrets or hashes", async () => {
+      const h = harness();
       const me = await h.createUser();
       const other = await h.createUser();
       const a = await h.createToken(me.id, { description: 'a', privileges: 4 });
@@ -85,8 +87,8 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('a user whose tokens are all private gets an empty array, not null', async (t) => {
-      const h = await build(t, dialect);
+    it('a user whose tokens are all private gets an empty array, not null', async () => {
+      const h = harness();
       const user = await h.createUser();
       const only = await h.createToken(user.id, { private: true });
       const { tokens, raw } = await list(h, only.secret);
@@ -94,8 +96,8 @@ for (const dialect of DIALECTS) {
       assert.match(raw, /"tokens":\[\]/);
     });
 
-    it('pagination: defaults, bad values, caps and exact slices', async (t) => {
-      const h = await build(t, dialect);
+    it('pagination: defaults, bad values, caps and exact slices', async () => {
+      const h = harness();
       const { ids, secret } = await userWithTokens(h, 60);
       const first50 = ids.slice(0, 50);
       const cases: Array<[string, number[]]> = [
@@ -144,8 +146,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('shows stored privileges, also for a demoted or banned owner', async (t) => {
-      const h = await build(t, dialect);
+    it('shows stored privileges, also for a demoted or banned owner', async () => {
+      const h = harness();
       const admin = await h.createUser({ privileges: 3 | 8 | 16 | 32 | 512 });
       const token = await h.createToken(admin.id, { privileges: 128 | 2048 | 4 });
       await h.setUserPrivileges(admin.id, 3);

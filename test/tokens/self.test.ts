@@ -2,7 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { sharedHarness } from '../http/shared-harness.ts';
+import { body, type Harness } from '../helpers/app.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 const auth = (secret: string) => ({ 'x-ripple-token': secret });
@@ -23,8 +24,9 @@ const DELETES = [
 
 for (const dialect of DIALECTS) {
   describe(`GET /tokens/self [${dialect}]`, () => {
-    it('is a 404 saying no token is in use, without an identified credential', async (t) => {
-      const h = await build(t, dialect);
+    const harness = sharedHarness(dialect);
+    it('is a 404 saying no token is in use, without an identified credential', async () => {
+      const h = harness();
       for (const headers of [{}, auth('0123456789abcdef0123456789abcdef')]) {
         const r = await h.api({ method: 'GET', path: '/tokens/self', headers });
         assert.equal(r.statusCode, 404);
@@ -35,8 +37,8 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('answers id, effective privileges, description and last_updated at the top level', async (t) => {
-      const h = await build(t, dialect);
+    it('answers id, effective privileges, description and last_updated at the top level', async () => {
+      const h = harness();
       const user = await h.createUser();
       const token = await h.createToken(user.id, { privileges: 2 | 4 | 2048, description: 'desk app' });
       const before = now();
@@ -61,8 +63,8 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('a private token reads itself too', async (t) => {
-      const h = await build(t, dialect);
+    it('a private token reads itself too', async () => {
+      const h = harness();
       const user = await h.createUser();
       const token = await h.createToken(user.id, { private: true, description: 'web' });
       const r = await h.api({ method: 'GET', path: '/tokens/self', headers: auth(token.secret) });
@@ -73,8 +75,9 @@ for (const dialect of DIALECTS) {
 
   for (const del of DELETES) {
     describe(`${del.method} ${del.path} [${dialect}]`, () => {
-      it('is a 400 saying no token was given, without an identified credential', async (t) => {
-        const h = await build(t, dialect);
+      const harness = sharedHarness(dialect);
+      it('is a 400 saying no token was given, without an identified credential', async () => {
+        const h = harness();
         const user = await h.createUser();
         await h.createToken(user.id);
         for (const headers of [{}, auth('0123456789abcdef0123456789abcdef')]) {
@@ -86,8 +89,8 @@ for (const dialect of DIALECTS) {
         assert.equal(await tokenCount(h, user.id), 1);
       });
 
-      it('deletes the token in use and only that one', async (t) => {
-        const h = await build(t, dialect);
+      it('deletes the token in use and only that one', async () => {
+        const h = harness();
         const user = await h.createUser();
         const other = await h.createUser();
         const doomed = await h.createToken(user.id, { description: 'doomed' });
@@ -124,8 +127,8 @@ for (const dialect of DIALECTS) {
         assert.equal(await tokenCount(h, other.id), 1);
       });
 
-      it('a token of a banned owner can still delete itself', async (t) => {
-        const h = await build(t, dialect);
+      it('a token of a banned owner can still delete itself', async () => {
+        const h = harness();
         const user = await h.createUser();
         const token = await h.createToken(user.id);
         await h.setUserPrivileges(user.id, 0);
@@ -134,8 +137,8 @@ for (const dialect of DIALECTS) {
         assert.equal(await tokenCount(h, user.id), 0);
       });
 
-      it('a use just before the delete does not bring the token back when uses are flushed', async (t) => {
-        const h = await build(t, dialect);
+      it('a use just before the delete does not bring the token back when uses are flushed', async () => {
+        const h = harness();
         const user = await h.createUser();
         const token = await h.createToken(user.id);
         await h.api({ method: 'GET', path: '/tokens/self', headers: auth(token.secret) });
