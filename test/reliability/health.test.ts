@@ -1,0 +1,59 @@
+// /health/live and /health/ready: envelopes, and a dependency that hangs makes readiness 503 within its
+// probe timeout instead of hanging the probe.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { build, body } from '../helpers/app.ts';
+import { healthRoutes, passesWithin } from '../../src/health/routes.ts';
+import { within } from './support.ts';
+
+describe('health probes', () => {
+  it('live and ready answer 200 envelopes with the database check', async (t) => {
+    const h = await build(t, 'sqlite');
+    const live = await h.app.inject({ url: '/health/live' });
+    assert.equal(live.statusCode, 200);
+    assert.deepEqual(body(live), { code: 200, message: 'alive' });
+    const ready = await h.app.inject({ url: '/health/ready' });
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(body(ready), { code: 200, message: 'ready', checks: { database: 'ok' } });
+    // Probes live at the server root, outside BASE_PATH.
+    assert.equal((await h.app.inject({ url: '/api/health/ready' })).statusCode, 404);
+  });
+
+  it('a hanging or failing dependency makes ready a 503 naming it, within the probe timeout', async (t) => {
+    const app = Fastify();
+    t.after(() => app.close());
+    const never = new Promise<never>(() => {});
+    await app.register(healthRoutes, {
+      timeoutMs: 200,
+      checks: [
+        { name: 'database', check: () => Promise.resolve() },
+        { name: 'redis', check: () => never },
+        { name: 'broken', check: () => Promise.reject(new Error('down')) },
+        {
+          name: 'throws',
+          check: () => {
+            throw new Error('sync');
+          },
+        },
+      ],
+    });
+    const r = await within(2000, 'ready', app.inject({ url: '/health/ready' }));
+    assert.equal(r.statusCode, 503);
+    assert.deepEqual(body(r).checks, {
+      database: 'ok',
+      redis: 'failing',
+      broken: 'failing',
+      throws: 'failing',
+    });
+    assert.equal(body(r).code, 503);
+    assert.match(body(r).message as string, /redis, broken, throws/);
+    assert.equal((await app.inject({ url: '/health/live' })).statusCode, 200);
+  });
+
+  it('passesWithin never rejects', async () => {
+    assert.equal(await passesWithin(async () => 1, 100), true);
+    assert.equal(await passesWithin(() => Promise.reject(new Error('x')), 100), false);
+    assert.equal(await passesWithin(() => new Promise(() => {}), 50), false);
+  });
+});
