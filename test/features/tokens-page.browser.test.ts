@@ -214,3 +214,28 @@ describe('token page in a real browser [sqlite]', () => {
     },
   );
 });
+
+describe('API reference page in a real browser [sqlite]', () => {
+  it(
+    'renders every operation of the document under the security headers',
+    { skip, timeout: 90_000 },
+    async (t) => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const h = await build(t, 'sqlite');
+      const origin = await serve(h);
+      const browser = await launch(t);
+      const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+      page.setDefaultTimeout(15_000);
+      const problems = watchConsole(page);
+      await page.goto(`${origin}/api/docs`);
+      await page.locator('.opblock').first().waitFor();
+      const doc = (await h.app.inject({ url: '/api/v1/openapi.json' })).json() as {
+        paths: Record<string, object>;
+      };
+      const operations = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
+      assert.equal(await page.locator('.opblock').count(), operations);
+      await page.screenshot({ path: `${ARTIFACTS}api-docs.png` });
+      assert.deepEqual(problems, []);
+    },
+  );
+});
