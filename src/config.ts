@@ -48,7 +48,7 @@ export interface HttpLimits {
   maxRequestsPerSocket: number;
   /** Largest total size of the request line and headers, in bytes, or 431. */
   maxHeaderSize: number;
-  /** Open connections allowed from one client address; more are closed at once. */
+  /** Open connections allowed from one socket address; more are closed at once. 0: no cap. */
   maxConnectionsPerIp: number;
 }
 
@@ -158,11 +158,11 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 100 * 1024 * 1024),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     tokenSweepIntervalS: integer(env, 'TOKEN_SWEEP_INTERVAL_S', 60, 1, 86_400),
-    http: loadHttpLimits(env),
+    http: loadHttpLimits(env, parseTrustProxy(env.TRUST_PROXY) !== false),
   };
 }
 
-function loadHttpLimits(env: Env): HttpLimits {
+function loadHttpLimits(env: Env, behindProxy: boolean): HttpLimits {
   const hour = 3_600_000;
   const limits: HttpLimits = {
     connectionTimeoutMs: integer(env, 'CONNECTION_TIMEOUT_MS', 60_000, 0, hour),
@@ -171,7 +171,8 @@ function loadHttpLimits(env: Env): HttpLimits {
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, hour),
     maxRequestsPerSocket: integer(env, 'MAX_REQUESTS_PER_SOCKET', 10_000, 0, 1_000_000_000),
     maxHeaderSize: integer(env, 'MAX_HEADER_SIZE', 16 * 1024, 1024, 1024 * 1024),
-    maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
+    // Behind a trusted proxy every connection comes from the proxy: the cap belongs there (SECURITY.md).
+    maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', behindProxy ? 0 : 512, 0, 1_000_000),
   };
   // The headers are part of the request: their deadline cannot be later than the whole request's.
   if (limits.requestTimeoutMs !== 0 && limits.headersTimeoutMs > limits.requestTimeoutMs)

@@ -5,6 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { build, type Harness } from '../helpers/app.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { http, sleep, within, eventually } from './support.ts';
 
 async function listening(
@@ -178,5 +179,23 @@ describe('abuse limits', () => {
       await eventually(40, 50, async () => (await http({ port, path: '/api/v1/ping' })).status === 200),
       'the address stayed blocked after its connections closed',
     );
+  });
+
+  it('configures the limits from the environment, with safe defaults', () => {
+    const defaults = loadConfig({}).http;
+    assert.deepEqual(defaults, {
+      connectionTimeoutMs: 60_000,
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 72_000,
+      maxRequestsPerSocket: 10_000,
+      maxHeaderSize: 16 * 1024,
+      maxConnectionsPerIp: 512,
+    });
+    // Behind a trusted proxy every connection comes from the proxy: no per-address cap unless asked for.
+    assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).http.maxConnectionsPerIp, 0);
+    assert.equal(loadConfig({ TRUST_PROXY: '1', MAX_CONNECTIONS_PER_IP: '64' }).http.maxConnectionsPerIp, 64);
+    assert.throws(() => loadConfig({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '1000' }), ConfigError);
+    assert.throws(() => loadConfig({ MAX_HEADER_SIZE: '10' }), /MAX_HEADER_SIZE/);
   });
 });
