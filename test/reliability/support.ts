@@ -186,12 +186,14 @@ export function http(options: HttpOptions): Promise<HttpAnswer> {
 
 /**
  * A TCP proxy on loopback in front of a database server. cut() closes every connection and refuses new
- * ones (the database "goes away"); restore() listens again on the same port.
+ * ones (the database "goes away"); freeze() keeps every connection open but lets nothing through and
+ * connects nothing (the database hangs); restore() brings back a working path on the same port.
  */
 export class TcpProxy {
   port = 0;
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  private frozen = false;
   private readonly targetPort: number;
   private readonly targetHost: string;
 
@@ -205,8 +207,13 @@ export class TcpProxy {
       const upstream = new Socket();
       this.track(client);
       this.track(upstream);
-      upstream.connect(this.targetPort, this.targetHost);
-      client.pipe(upstream).pipe(client);
+      if (!this.frozen) upstream.connect(this.targetPort, this.targetHost);
+      client.on('data', (chunk: Buffer) => {
+        if (!this.frozen) upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (!this.frozen) client.write(chunk);
+      });
       const end = () => {
         client.destroy();
         upstream.destroy();
@@ -230,8 +237,18 @@ export class TcpProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  restore(): Promise<void> {
-    return this.start();
+  /** Every connection stays open and silent; new ones are accepted and left hanging. */
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  /** Ends an outage: hung connections are dropped (their protocol state is lost) and new ones work. */
+  async restore(): Promise<void> {
+    if (this.frozen) {
+      this.frozen = false;
+      for (const s of this.sockets) s.destroy();
+    }
+    if (!this.server) await this.start();
   }
 
   close(): Promise<void> {
