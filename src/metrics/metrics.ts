@@ -77,7 +77,7 @@ export class TokendMetrics {
 
   constructor() {
     for (const outcome of Object.values(LOGIN_OUTCOME)) this.loginAttempts.inc({ outcome }, 0);
-    this.tokensCreated.inc({ via: 'api' }, 0);
+    for (const via of ['api', 'web']) this.tokensCreated.inc({ via }, 0);
     const readPool = () => this.poolStats?.();
     new Gauge({
       name: 'tokend_db_pool_connections',
