@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { sharedHarness } from './shared-harness.ts';
-import { body } from '../helpers/app.ts';
+import { sql } from 'kysely';
+import { build, body } from '../helpers/app.ts';
 
 /** The JSON inside a JSONP answer `…name(json);`. */
 function unwrapJsonp(text: string, name: string): Record<string, unknown> {
@@ -113,6 +114,37 @@ for (const dialect of DIALECTS) {
       assert.equal(body(badJson).code, 400);
       // without it the status follows the code
       assert.equal((await h.api({ method: 'GET', path: '/tokens' })).statusCode, 401);
+    });
+
+    it('a database failure is a 500 envelope that says to try again and shows nothing inside', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const token = await h.createToken(user.id);
+      await sql`ALTER TABLE tokens RENAME TO tokens_moved_away`.execute(h.store.db);
+      const requests = [
+        { method: 'POST', path: '/tokens', payload: { id: user.id, password: user.password } },
+        { method: 'GET', path: '/tokens', headers: { 'x-ripple-token': token.secret } },
+        { method: 'GET', path: '/tokens/self', headers: { 'x-ripple-token': token.secret } },
+        { method: 'POST', path: '/tokens/self/delete', headers: { 'x-ripple-token': token.secret } },
+        { method: 'GET', path: '/ping', query: { k: token.secret } },
+      ] as const;
+      for (const request of requests) {
+        const r = await h.api(request);
+        const label = `${request.method} ${request.path}: ${r.body}`;
+        assert.equal(r.statusCode, 500, label);
+        const b = body(r);
+        assert.equal(b.code, 500, label);
+        assert.match(String(b.message), /try again/i, label);
+        assert.doesNotMatch(r.body, /tokens|sql|relation|table|select|insert|sqlite|postgres|mysql/i, label);
+        assert.ok(!r.body.includes(token.secret), label);
+      }
+      const forced = await h.api({
+        method: 'GET',
+        path: '/tokens?pls200',
+        headers: { 'x-ripple-token': token.secret },
+      });
+      assert.equal(forced.statusCode, 200);
+      assert.equal(body(forced).code, 500);
     });
 
     it('JSONP: a valid callback wraps the envelope as application/javascript', async () => {
