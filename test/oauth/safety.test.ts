@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
@@ -154,3 +155,34 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('OAuth endpoints when the database fails [sqlite]', () => {
+  it('answer server_error without internals: JSON at /oauth/token, a redirect from /oauth/authorize', async (t) => {
+    const h = await build(t, 'sqlite');
+    const owner = await h.createUser();
+    const user = await h.createUser();
+    const client = await registerClient(h, { ownerId: owner.id });
+    const browser = new InjectBrowser(h.app);
+    await browser.signIn(user);
+    await sql`DROP TABLE oauth_refresh_tokens`.execute(h.store.db);
+    await sql`DROP TABLE oauth_consents`.execute(h.store.db);
+
+    const token = await backChannel(h, '/oauth/token', client, {
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+    });
+    assert.equal(token.statusCode, 500);
+    assert.equal(token.headers['cache-control'], 'no-store');
+    assert.deepEqual(body(token), {
+      error: 'server_error',
+      error_description: 'An internal error occurred. Please try again later.',
+    });
+
+    const page = await browser.get(authorizeUrl({ client, challenge: pkcePair().challenge, state: 'f' }));
+    assert.equal(page.statusCode, 302);
+    const back = new URL(page.headers.location as string);
+    assert.equal(back.searchParams.get('error'), 'server_error');
+    assert.equal(back.searchParams.get('state'), 'f');
+    assert.doesNotMatch(back.searchParams.get('error_description') ?? '', /oauth_consents|SQL/i);
+  });
+});
