@@ -42,6 +42,10 @@ describe('tokend: help', { concurrency: 4 }, () => {
       'token create',
       'token list',
       'token revoke',
+      'client create',
+      'client list',
+      'client delete',
+      'client token',
     ])
       assert.match(r.stdout, new RegExp(`^  ${path} `, 'm'), `missing ${path}`);
   });
