@@ -506,6 +506,22 @@ async function countOverLimit(store: Store): Promise<number> {
   return Number(r.rows[0]?.n ?? 0);
 }
 
+const FIX_DEADLINE_MS = 180_000;
+
+/** The first error tokend logged (a JSON line at level error or above), if any. */
+function loggedError(output: string): string | undefined {
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
+      if ((entry.level ?? 0) >= 50) return `tokend logged "${entry.msg}": ${entry.err?.message ?? ''}`.trim();
+    } catch {
+      // not a log line
+    }
+  }
+  return undefined;
+}
+
 async function scenarioFix(run: Run, backend: Dialect, database: TestDatabase, store: Store) {
   const before = await countOverLimit(store);
   const tokend = await startTokend(database);
@@ -525,15 +541,21 @@ async function scenarioFix(run: Run, backend: Dialect, database: TestDatabase, s
       method: 'POST',
       headers: { 'x-ripple-token': benchSecret(adminTokenId(run.opts.spec)) },
     });
-    const deadline = started + 300_000;
+    const deadline = started + FIX_DEADLINE_MS;
     let seconds = NaN;
+    let failure: string | undefined;
     for (;;) {
       peakSampled = Math.max(peakSampled, rssOf(pid));
       if ((await newestOverLimit(store)) === undefined) {
         seconds = (performance.now() - started) / 1000;
         break;
       }
-      if (performance.now() > deadline) break;
+      failure = loggedError(tokend.output());
+      if (failure !== undefined) break;
+      if (performance.now() > deadline) {
+        failure = `not done after ${FIX_DEADLINE_MS / 1000} s`;
+        break;
+      }
       await sleep(100);
     }
     const peak = Math.max(peakSampled, kernelPeak ? peakRssOf(pid) : 0);
@@ -549,7 +571,10 @@ async function scenarioFix(run: Run, backend: Dialect, database: TestDatabase, s
       scenario: 5,
       title: `fix_privileges over ${fmt(run.opts.spec.tokens)} tokens of ${fmt(run.opts.spec.users)} users`,
       backend,
-      tokend: `${fmt(seconds, 2)} s, RSS +${mb(growth)} (from ${mb(rss0)})`,
+      tokend:
+        failure === undefined
+          ? `${fmt(seconds, 2)} s, RSS +${mb(growth)} (from ${mb(rss0)})`
+          : `**failed**: ${failure}; RSS +${mb(growth)}`,
       baseline: `${fmt(before)} tokens over their limits before, ${fmt(after)} after`,
       ratio: null,
       checks,
@@ -562,6 +587,7 @@ async function scenarioFix(run: Run, backend: Dialect, database: TestDatabase, s
         kernelPeak,
         overLimitBefore: before,
         overLimitAfter: after,
+        failure,
       },
     });
   } finally {
