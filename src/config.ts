@@ -33,6 +33,8 @@ export interface Config {
   tokenSweepIntervalS: number;
   /** Abuse limits of the HTTP server (see SECURITY.md). Timeouts in ms; 0 turns a limit off. */
   http: HttpLimits;
+  /** On SIGTERM, how long to keep serving (answering `Connection: close`, not ready) before closing. */
+  shutdownDrainMs: number;
 }
 
 export interface HttpLimits {
@@ -159,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     tokenSweepIntervalS: integer(env, 'TOKEN_SWEEP_INTERVAL_S', 60, 1, 86_400),
     http: loadHttpLimits(env, parseTrustProxy(env.TRUST_PROXY) !== false),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 1000, 0, 8000),
   };
 }
 

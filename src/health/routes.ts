@@ -3,6 +3,7 @@
 // probe say 503 promptly instead of hanging with it.
 import type { FastifyInstance } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
+import { isDraining } from './drain.ts';
 
 export interface ReadinessCheck {
   /** Shown in the probe's answer, e.g. "database". */
@@ -67,6 +68,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthOptions)
   );
 
   app.get('/health/ready', { schema: healthSchema, logLevel: 'warn' }, async (_request, reply) => {
+    if (isDraining(app.server)) return sendEnvelope(reply, 503, 'Not ready: shutting down.');
     const results = await Promise.all(
       options.checks.map(
         async ({ name, check }) => [name, await passesWithin(check, options.timeoutMs)] as const,

@@ -1,6 +1,7 @@
 // Graceful shutdown: SIGTERM while token creations are in flight. Every request the server had received
 // is answered (no connection reset), token uses not yet written are flushed, and the process exits 0.
 import { describe, it } from 'node:test';
+import { Agent } from 'node:http';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';
@@ -109,7 +110,11 @@ describe('graceful shutdown', () => {
       now: LONG_AGO,
     });
     await store.close();
-    const server = await startTokend({ DATABASE_URL: database.url, LAST_USED_FLUSH_MS: '1000' });
+    const server = await startTokend({
+      DATABASE_URL: database.url,
+      LAST_USED_FLUSH_MS: '1000',
+      SHUTDOWN_DRAIN_MS: '0',
+    });
     t.after(() => server.kill());
     const usedAt = nowSeconds();
     const r = await http({ port: server.port, path: '/api/v1/ping', headers: { 'x-ripple-token': secret } });
@@ -128,5 +133,58 @@ describe('graceful shutdown', () => {
     } finally {
       await after.close();
     }
+  });
+
+  it('keep-alive clients under load: no request that reached tokend dies with a reset; ready is 503 while draining', async (t) => {
+    const database = await createTestDatabase('sqlite');
+    t.after(() => database.drop());
+    await seedUsers(database.config, 1);
+    const server = await startTokend({
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_DRAIN_MS: '1000',
+    });
+    t.after(() => server.kill());
+    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    t.after(() => agent.destroy());
+
+    let sent = 0;
+    let stopped = false;
+    const failed = new Map<string, string>(); // request id → error code
+    const clients = Array.from({ length: 8 }, async (_, c) => {
+      for (let i = 0; i < 5000 && !stopped; i++) {
+        const id = `ka-${c}-${i}`;
+        sent++;
+        try {
+          await http({ port: server.port, path: '/api/v1/ping', agent, headers: { 'x-request-id': id } });
+        } catch (err) {
+          failed.set(id, (err as NodeJS.ErrnoException).code ?? String(err));
+          if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return; // the listener is closed
+        }
+      }
+    });
+    assert.ok(await eventually(200, 10, async () => sent > 200), 'the load did not start');
+    server.child.kill('SIGTERM');
+    // While draining, the server still listens but says it is not ready.
+    const ready = await http({ port: server.port, path: '/health/ready' });
+    assert.equal(ready.status, 503, ready.body);
+    assert.equal(ready.headers.connection, 'close');
+    assert.deepEqual(await within(10_000, 'exit after SIGTERM', server.exited), { code: 0, signal: null });
+    stopped = true;
+    await within(10_000, 'clients', Promise.all(clients));
+
+    const ids = (msg: string) =>
+      new Set(
+        server.lines
+          .filter((l) => l.includes(`"msg":"${msg}"`))
+          .map((l) => (JSON.parse(l) as { reqId: string }).reqId),
+      );
+    const received = ids('incoming request');
+    const completed = ids('request completed');
+    assert.ok(received.size > 200, `only ${received.size} requests reached the server`);
+    const unanswered = [...received].filter((id) => !completed.has(id));
+    assert.deepEqual(unanswered, [], 'requests received but never answered');
+    const resetAfterReceipt = [...failed].filter(([id]) => received.has(id));
+    assert.deepEqual(resetAfterReceipt, [], 'requests that reached tokend failed on the client');
   });
 });
