@@ -16,7 +16,7 @@ const { values } = parseArgs({
 const concurrency = Number(values.concurrency);
 const seconds = Number(values.seconds);
 const digest = md5Hex(BENCH_PASSWORD);
-const stored = await hash(digest, { cost: BENCH_BCRYPT_COST });
+const stored = await hash(digest, BENCH_BCRYPT_COST);
 
 let done = 0;
 const started = performance.now();

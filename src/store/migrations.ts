@@ -1,7 +1,7 @@
 // Versioned schema migrations. Kysely's Migrator records them in kysely_migration and holds a lock
 // (an advisory lock on PostgreSQL, a locked row on MySQL, the write lock on SQLite) while it runs,
 // so several instances starting at once against one empty database apply each migration once.
-import type { Kysely, ColumnDefinitionBuilder } from 'kysely';
+import { sql, type Kysely, type ColumnDefinitionBuilder } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import type { Dialect } from './database.ts';
 
@@ -14,7 +14,8 @@ function autoId(dialect: Dialect) {
     const pk = c.primaryKey().notNull();
     if (dialect === 'postgres') return pk.generatedByDefaultAsIdentity();
     if (dialect === 'mysql') return pk.autoIncrement();
-    return pk; // SQLite: an INTEGER PRIMARY KEY is the rowid, which auto-increments
+    // SQLite: AUTOINCREMENT, so the id of a deleted row (e.g. a revoked token) is never handed out again.
+    return pk.autoIncrement();
   };
 }
 
@@ -142,11 +143,29 @@ const oauth: MigrationFactory = (dialect) => ({
   },
 });
 
+/**
+ * MySQL compares text with the column's collation, which by default folds accents ('jurgen' = 'jürgen'):
+ * lookups and the unique index on username_safe must compare exactly, as on SQLite and PostgreSQL.
+ */
+const exactUsernames: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    if (dialect !== 'mysql') return;
+    await sql`ALTER TABLE users MODIFY username_safe VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL`.execute(
+      db,
+    );
+  },
+  async down(db: AnyDb) {
+    if (dialect !== 'mysql') return;
+    await sql`ALTER TABLE users MODIFY username_safe VARCHAR(255) NOT NULL`.execute(db);
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
   ['0002_oauth', oauth],
   ['0003_token_expiry', tokenExpiry],
+  ['0004_exact_usernames', exactUsernames],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -40,7 +40,7 @@ export class PasswordHasher {
   }
 
   hash(password: string): Promise<string> {
-    return this.gate.run(() => hash(md5Hex(password), { cost: this.cost }));
+    return this.gate.run(() => hash(md5Hex(password), this.cost));
   }
 
   verify(password: string, storedHash: string): Promise<boolean> {
