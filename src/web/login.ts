@@ -24,6 +24,9 @@ export type WebLoginResult =
 /** The session token carries no privileges: it identifies the user to this site's own pages. */
 const SESSION_PRIVILEGES = 0;
 
+/** How long a web sign-in lasts; the token then expires and the sweep removes it. */
+export const WEB_SESSION_TTL_S = 30 * 86_400;
+
 export async function webLogin(
   deps: WebLoginDeps,
   input: { username: string; password: string },
@@ -36,12 +39,14 @@ export async function webLogin(
   if (user.password_version === LEGACY_PASSWORD_VERSION) return { kind: 'legacy-password' };
   if (!(await deps.passwords.verify(input.password, user.password_hash))) return { kind: 'bad-credentials' };
   if (isBanned(user.privileges)) return { kind: 'banned' };
+  const now = nowSeconds();
   const token = await issueToken(deps.db, deps.dialect, {
     userId: user.id,
     privileges: SESSION_PRIVILEGES,
     description: 'web login',
     private: true,
-    now: nowSeconds(),
+    now,
+    expiresAt: now + WEB_SESSION_TTL_S,
   });
   return { kind: 'signed-in', secret: token.secret, userId: user.id };
 }

@@ -4,7 +4,7 @@ import { OAuthError } from '../oauth/errors.ts';
 import { doc } from '../oauth/route-doc.ts';
 import { deleteTokenById } from '../tokens/repository.ts';
 import { errorPage, loginPage, signedInPage, sendPage } from './pages.ts';
-import { webLogin, type WebLoginDeps } from './login.ts';
+import { WEB_SESSION_TTL_S, webLogin, type WebLoginDeps } from './login.ts';
 import { clearSessionCookie, csrfToken, localPath, sessionUser, setSessionCookie } from './session.ts';
 
 type Form = Record<string, unknown>;
@@ -96,7 +96,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebLoginDeps): Promi
         case 'banned':
           return again(403, 'This account is banned.');
         case 'signed-in':
-          setSessionCookie(request, reply, result.secret);
+          setSessionCookie(request, reply, result.secret, WEB_SESSION_TTL_S);
           return reply.redirect(next ?? '/login', 303);
       }
     },

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COOKIE_NAME } from '../http/credentials.ts';
 import type { Db } from '../store/database.ts';
 import { hashTokenSecret } from '../tokens/secret.ts';
+import { nowSeconds } from '../tokens/service.ts';
 
 export interface SessionUser {
   tokenId: number;
@@ -20,14 +21,21 @@ export async function sessionUser(db: Db, request: FastifyRequest): Promise<Sess
     .innerJoin('users', 'users.id', 'tokens.user_id')
     .select(['tokens.id as tokenId', 'users.id as userId', 'users.username', 'users.privileges'])
     .where('tokens.token_hash', '=', hashTokenSecret(secret))
+    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', nowSeconds())]))
     .executeTakeFirst();
   return row ? { ...row, privileges: Number(row.privileges) } : undefined;
 }
 
 const isHttps = (request: FastifyRequest): boolean => request.protocol === 'https';
 
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, secret: string): void {
+export function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  secret: string,
+  maxAgeS: number,
+): void {
   reply.setCookie(COOKIE_NAME, secret, {
+    maxAge: maxAgeS,
     path: '/',
     httpOnly: true,
     sameSite: 'lax',

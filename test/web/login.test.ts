@@ -66,8 +66,21 @@ for (const dialect of DIALECTS) {
       const list = await h.api({ method: 'GET', path: '/tokens', cookies: { rt: cookie.value } });
       assert.deepEqual(body(list).tokens, []);
 
+      const stored = await h.store.db.selectFrom('tokens').select('expires_at').executeTakeFirstOrThrow();
+      const lifetime = Number(stored.expires_at) - Math.floor(Date.now() / 1000);
+      assert.ok(lifetime > 29 * 86_400 && lifetime <= 30 * 86_400, `session lifetime ${lifetime}`);
+      assert.equal((cookie as SetCookie & { maxAge?: number }).maxAge, 30 * 86_400);
+
       const signedIn = await browser.get('/login');
       assert.match(signedIn.body, new RegExp(`signed in as <strong>${user.username}</strong>`));
+
+      // An expired session signs nobody in.
+      await h.store.db
+        .updateTable('tokens')
+        .set({ expires_at: Math.floor(Date.now() / 1000) })
+        .execute();
+      const expired = await browser.get('/login');
+      assert.match(expired.body, /<h1>Sign in<\/h1>/);
     });
 
     it('marks the cookie Secure when the request came over https (through a trusted proxy)', async (t) => {
