@@ -178,6 +178,9 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     const body = request.body;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
       return sendEnvelope(reply, 400, 'The body must be a JSON object.');
+    // PostgreSQL cannot store NUL in text; refuse it here instead of failing in the database.
+    if (body.description?.includes('\0'))
+      return sendEnvelope(reply, 400, 'Invalid body: description must not contain NUL characters.');
     const username = body.username ?? undefined;
     const id = body.id ?? undefined;
     const password = body.password ?? '';

@@ -16,6 +16,8 @@ export async function findUserById(db: Db, id: number): Promise<UserRow | undefi
 }
 
 export async function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  // No username holds NUL, and PostgreSQL refuses it in a text parameter: never send one to SQL.
+  if (username.includes('\0')) return undefined;
   return db
     .selectFrom('users')
     .selectAll()

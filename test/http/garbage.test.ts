@@ -89,6 +89,11 @@ const GARBAGE: Garbage[] = [
     contentType: 'multipart/form-data; boundary=x',
     status: 415,
   },
+  {
+    name: 'description with NUL',
+    payload: json({ id: 1, password: 'pw', description: 'a\u0000b' }),
+    status: 400,
+  },
   // limits
   {
     name: 'description over 1024 characters',

@@ -135,6 +135,31 @@ for (const dialect of DIALECTS) {
           envelope(await post(h, path, { username: `coolplayer${n}`, password: spaced.password }), 404);
         });
 
+        it('3: username lookup keeps accents and other characters exact, in every dialect', async () => {
+          const h = harness();
+          const accented = await h.createUser({ username: `Jürgen Ö${n}` });
+          // on MySQL an accent-folding collation would make these two one name
+          const plain = await h.createUser({ username: `Jurgen O${n}` });
+          const b = envelope(
+            await post(h, path, { username: `JÜRGEN_ö${n}`, password: accented.password }),
+            200,
+          );
+          assert.equal(b.id, accented.id);
+          const c = envelope(
+            await post(h, path, { username: `jurgen o${n}`, password: plain.password }),
+            200,
+          );
+          assert.equal(c.id, plain.id);
+          envelope(await post(h, path, { username: `jurgen o${n}`, password: accented.password }), 403);
+          const unicode = await h.createUser({ username: `中文 😀${n}` });
+          assert.equal(
+            envelope(await post(h, path, { username: `中文_😀${n}`, password: unicode.password }), 200).id,
+            unicode.id,
+          );
+          for (const name of [`Jürgen Ö${n}\u0000`, '\u0000', `Jürgen\u0000 Ö${n}`])
+            envelope(await post(h, path, { username: name, password: accented.password }), 404);
+        });
+
         it('4: the sixth attempt within the window is a 429 with Retry-After', async () => {
           const h = harness();
           const user = await h.createUser();
