@@ -5,11 +5,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { build, type Harness } from '../helpers/app.ts';
 import { TokenPrivilege } from '../../src/privileges.ts';
 
-const RUNS = { bodies: 8000, queries: 6000, credentials: 6000 };
+const RUNS = { bodies: 8000, queries: 6000, credentials: 6000, raw: 1000 };
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 
 /** Checks one answer; `rawQuery` is the query string as sent (pls200 may turn any code into HTTP 200). */
@@ -298,4 +299,154 @@ describe('fuzzing the v1 API', () => {
     );
     await h.app.tokend.jobs.idle();
   });
+
+  it(`raw HTTP on a socket, parser errors included (${RUNS.raw} connections)`, async (t) => {
+    const { h } = await world(t);
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (h.app.server.address() as { port: number }).port;
+    const anyByte = fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c));
+    const tchar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCXYZ0123456789-_!#$%&*+.^`|~');
+    const header = fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.tuple(fc.string({ unit: tchar, minLength: 1, maxLength: 20 }), headerValue),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.tuple(
+          fc.constantFrom('x-ripple-token', 'authorization', 'cookie', 'content-type'),
+          headerValue,
+        ),
+      },
+      // Bytes HTTP forbids in names and values (CR, LF, NUL, other controls): the parser must refuse them.
+      {
+        weight: 1,
+        arbitrary: fc.tuple(
+          fc.string({ unit: anyByte, minLength: 1, maxLength: 10 }),
+          fc.string({ unit: anyByte, maxLength: 40 }),
+        ),
+      },
+    );
+    const target = fc.oneof(
+      fc.constantFrom(
+        ...ENDPOINTS.map(([, p]) => `/api/v1${p}`),
+        '/health/ready',
+        '/',
+        '*',
+        '/api/v1/tokens?pls200&callback=cb',
+      ),
+      fc.string({ unit: anyByte, maxLength: 40 }).map((p) => `/api/v1/${p}`),
+      fc.tuple(fc.constantFrom('/api/v1/tokens', '/api/v1/ping'), queryString).map(([p, q]) => `${p}?${q}`),
+    );
+    const request = fc.record({
+      method: fc.oneof(
+        fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'OPTIONS', 'PATCH'),
+        fc.string({ unit: tchar, minLength: 1, maxLength: 8 }),
+      ),
+      target,
+      version: fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x'),
+      headers: fc.array(header, { maxLength: 6 }),
+      body: fc.oneof(fc.constant(''), bodies({ ids: [1], names: ['x'], passwords: ['y'] })),
+    });
+    await fc.assert(
+      fc.asyncProperty(request, async ({ method, target, version, headers, body }) => {
+        const payload = Buffer.from(body, 'utf8');
+        const head =
+          `${method} ${target} ${version}\r\nHost: fuzz\r\nConnection: close\r\n` +
+          headers.map(([n, v]) => `${n}: ${v}\r\n`).join('') +
+          (payload.length > 0
+            ? `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n`
+            : '') +
+          '\r\n';
+        const raw = await within(5000, () =>
+          sendRaw(port, Buffer.concat([Buffer.from(head, 'latin1'), payload])),
+        );
+        const response = parseResponse(raw);
+        assert.ok(
+          response,
+          `no HTTP response to ${JSON.stringify(head.slice(0, 200))}: ${JSON.stringify(raw.slice(0, 200))}`,
+        );
+        assert.ok(response.status < 500, `${response.status} for ${JSON.stringify(head.slice(0, 200))}`);
+        if (method === 'HEAD' || response.status === 204) return;
+        assertEnvelope(
+          {
+            statusCode: response.status,
+            body: response.body,
+            headers: response.headers,
+          } as unknown as LightMyRequestResponse,
+          target,
+        );
+      }),
+      { numRuns: RUNS.raw, seed: SEED },
+    );
+  });
 });
+
+/**
+ * Writes one raw request and resolves with everything the server sent before it closed the connection
+ * (Connection: close), or before `quietMs` passed without the server closing it. The request is not
+ * followed by a FIN: Node drops the answer to a request whose client half-closes before it is sent.
+ */
+function sendRaw(port: number, bytes: Buffer, quietMs = 3000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    const chunks: Buffer[] = [];
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    };
+    const timer = setTimeout(done, quietMs);
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', (err) => (chunks.length > 0 ? done() : (clearTimeout(timer), reject(err))));
+    socket.on('close', done);
+    socket.write(bytes);
+  });
+}
+
+/** The first response in `raw`: status, lower-cased headers, and its body (de-chunked). */
+function parseResponse(
+  raw: string,
+): { status: number; headers: Record<string, string>; body: string } | undefined {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [statusLine = '', ...lines] = raw.slice(0, end).split('\r\n');
+  const m = /^HTTP\/1\.[01] (\d{3}) /.exec(statusLine);
+  if (!m) return undefined;
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let rest = Buffer.from(raw.slice(end + 4), 'latin1');
+  let body: Buffer;
+  if (headers['transfer-encoding'] === 'chunked') {
+    const parts: Buffer[] = [];
+    for (;;) {
+      const lineEnd = rest.indexOf('\r\n');
+      const size = parseInt(rest.subarray(0, lineEnd).toString('latin1'), 16);
+      if (!(size > 0)) break;
+      parts.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
+      rest = rest.subarray(lineEnd + 2 + size + 2);
+    }
+    body = Buffer.concat(parts);
+  } else {
+    const length = Number(headers['content-length'] ?? rest.length);
+    body = rest.subarray(0, length);
+  }
+  return { status: Number(m[1]), headers, body: body.toString('utf8') };
+}
+
+async function within<T>(ms: number, run: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      run(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
