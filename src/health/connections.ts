@@ -50,7 +50,11 @@ export function answerClientError(err: Error & { code?: string }, socket: Socket
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        // Written below Fastify, so helmet's hooks never see it: the headers that matter for an error page.
+        "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n" +
         'X-Content-Type-Options: nosniff\r\n' +
+        'X-Frame-Options: DENY\r\n' +
+        'Referrer-Policy: no-referrer\r\n' +
         'Connection: close\r\n\r\n' +
         body,
     );

@@ -95,6 +95,9 @@ describe('abuse limits', () => {
       const r = await http({ port, path: '/api/v1/ping', headers: { 'x-padding': huge } });
       assert.equal(r.status, 431);
       assert.deepEqual(JSON.parse(r.body), { code: 431, message: 'The request headers are too large.' });
+      assert.equal(r.headers['x-content-type-options'], 'nosniff');
+      assert.equal(r.headers['x-frame-options'], 'DENY');
+      assert.match(String(r.headers['content-security-policy']), /frame-ancestors 'none'/);
     }
     assert.ok((await client.stop()) > 0);
   });
