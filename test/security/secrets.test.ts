@@ -13,6 +13,8 @@ import { md5Hex } from '../../src/users/passwords.ts';
 import { issueTokenPair } from '../../src/oauth/issue.ts';
 import { nowSeconds } from '../../src/tokens/service.ts';
 import { registerClient, form, FORM } from '../oauth/helpers.ts';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { http, seedUsers, startTokend, within } from '../reliability/support.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const distinctive = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
@@ -262,3 +264,55 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+if (DIALECTS.includes('postgres'))
+  describe('secrets in a real process', () => {
+    it('LOG_LEVEL=debug: stdout and stderr never show the database password, passwords or tokens', async (t) => {
+      const database = await createTestDatabase('postgres');
+      t.after(() => database.drop());
+      const [user] = await seedUsers(database.config, 1);
+      // The test server trusts loopback, so any password is accepted; it must still never be printed.
+      const dbPassword = distinctive('dbpassword');
+      const url = new URL(database.url);
+      url.password = dbPassword;
+      const server = await startTokend({ DATABASE_URL: url.toString(), LOG_LEVEL: 'debug' });
+      t.after(() => server.kill());
+      const created = await http({
+        port: server.port,
+        method: 'POST',
+        path: '/api/v1/tokens',
+        body: JSON.stringify({ id: user!.id, password: user!.password }),
+      });
+      assert.equal(created.status, 200, created.body);
+      const secret = (JSON.parse(created.body) as { token: string }).token;
+      for (const path of [
+        `/api/v1/tokens?token=${secret}`,
+        `/api/v1/ping?k=${secret}`,
+        '/api/v1/tokens/self',
+      ])
+        await http({
+          port: server.port,
+          path,
+          headers: { authorization: `Bearer ${secret}`, cookie: `rt=${secret}` },
+        });
+      await http({
+        port: server.port,
+        method: 'POST',
+        path: '/api/v1/tokens',
+        body: `{"id": ${user!.id}, "password": "${user!.password}", broken`,
+      });
+      server.child.kill('SIGTERM');
+      assert.deepEqual(await within(10_000, 'exit', server.exited), { code: 0, signal: null });
+      const output = server.lines.join('\n') + server.stderr();
+      assert.ok(server.lines.length >= 10, `only ${server.lines.length} lines on stdout`);
+      assert.match(output, /"level":20|"level":30/);
+      for (const [what, value] of [
+        ['database password', dbPassword],
+        ['user password', user!.password],
+        ['MD5 of the password', md5Hex(user!.password)],
+        ['token secret', secret],
+        ['token hash', sha256(secret)],
+      ])
+        assert.ok(!output.toLowerCase().includes(value!.toLowerCase()), `${what} printed by the process`);
+    });
+  });
