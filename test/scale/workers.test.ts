@@ -40,10 +40,19 @@ async function waitFor(what: string, server: ServerProcess, done: () => boolean)
   assert.ok(done(), `${what}; output so far:\n${server.output()}`);
 }
 
-for (const [how, args] of [
-  ['WORKERS=2 through npm start (src/server.ts)', ['src/server.ts']],
-  ['tokend serve --workers 2', ['src/cli/main.ts', 'serve', '--workers', '2']],
-] as const) {
+const cases: Array<[string, string[], Record<string, string>]> = [
+  ['WORKERS=2 through npm start (src/server.ts)', ['src/server.ts'], { WORKERS: '2' }],
+  ['tokend serve --workers 2', ['src/cli/main.ts', 'serve', '--workers', '2'], {}],
+  // Redis set but unreachable: each worker's insurance limiter counts through the primary, so the
+  // machine as a whole still allows 5.
+  [
+    'WORKERS=2 with an unreachable Redis',
+    ['src/server.ts'],
+    { WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:1' },
+  ],
+];
+
+for (const [how, args, extraEnv] of cases) {
   describe(how, () => {
     it(
       'holds the login limit across workers, replaces a dead worker, drains on SIGTERM',
@@ -51,9 +60,8 @@ for (const [how, args] of [
       async (t) => {
         const database = await createTestDatabase('sqlite');
         t.after(() => database.drop());
-        const env: Record<string, string> = { DATABASE_URL: database.url, LOG_LEVEL: 'info' };
-        if (args[0] === 'src/server.ts') env.WORKERS = '2';
-        const server = await startServer(env, [...args]);
+        const env = { DATABASE_URL: database.url, LOG_LEVEL: 'info', ...extraEnv };
+        const server = await startServer(env, args);
         t.after(async () => {
           await server.stop();
         });
@@ -104,6 +112,13 @@ for (const [how, args] of [
         });
         assert.equal(after.status, 429, 'the primary still remembers the count');
 
+        if (extraEnv.REDIS_URL !== undefined) {
+          // Logged once per worker for the whole outage, not once per attempt.
+          const fallbacks = logLines(server).filter((l) =>
+            /Redis unreachable, counting/.test(l.msg ?? ''),
+          ).length;
+          assert.ok(fallbacks >= 1 && fallbacks <= 3, `fallback logged ${fallbacks} times`);
+        }
         assert.equal(await server.stop(), 0, server.output());
         assert.ok(
           logLines(server).some((l) => l.role === 'primary' && l.msg === 'all workers drained'),
