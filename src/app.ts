@@ -26,7 +26,7 @@ import { metricsPlugin } from './metrics/plugin.ts';
 import { registerDocs } from './docs/plugin.ts';
 import { tokensPagePlugin } from './web/tokens-page.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
-import { answerClientError, capConnectionsPerAddress } from './health/connections.ts';
+import { answerClientError, answerHalfClosedClients, capConnectionsPerAddress } from './health/connections.ts';
 import { redisReadiness } from './health/redis-check.ts';
 
 export interface Services {
@@ -84,6 +84,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clientErrorHandler: answerClientError,
   });
   capConnectionsPerAddress(app.server, config.http.maxConnectionsPerIp);
+  answerHalfClosedClients(app.server);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   const store =

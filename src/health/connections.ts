@@ -28,6 +28,15 @@ export function capConnectionsPerAddress(server: Server, max: number): void {
   });
 }
 
+/**
+ * A client may half-close its side once it has sent a request (shutdown(SHUT_WR), `nc -N`) and still
+ * wait for the answer. Node's default treats that FIN as an abort and drops the answer of any request
+ * still being handled; with half-open sockets allowed, the answer is sent and then the socket closed.
+ */
+export function answerHalfClosedClients(server: Server): void {
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true; // not in @types/node
+}
+
 const CLIENT_ERROR_MESSAGES: Record<number, string> = {
   400: 'Malformed HTTP request.',
   408: 'The request took too long to arrive.',
