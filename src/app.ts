@@ -26,7 +26,11 @@ import { metricsPlugin } from './metrics/plugin.ts';
 import { registerDocs } from './docs/plugin.ts';
 import { tokensPagePlugin } from './web/tokens-page.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
-import { answerClientError, answerHalfClosedClients, capConnectionsPerAddress } from './health/connections.ts';
+import {
+  answerClientError,
+  answerHalfClosedClients,
+  capConnectionsPerAddress,
+} from './health/connections.ts';
 import { redisReadiness } from './health/redis-check.ts';
 
 export interface Services {
