@@ -112,6 +112,14 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(badJson.statusCode, 200);
       assert.equal(body(badJson).code, 400);
+      const tooLarge = await h.app.inject({
+        method: 'POST',
+        url: '/api/v1/tokens?pls200',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ description: 'x'.repeat(3 * 1024 * 1024) }),
+      });
+      assert.equal(tooLarge.statusCode, 200);
+      assert.equal(body(tooLarge).code, 413);
       // without it the status follows the code
       assert.equal((await h.api({ method: 'GET', path: '/tokens' })).statusCode, 401);
     });
@@ -166,6 +174,16 @@ for (const dialect of DIALECTS) {
       const both = await h.app.inject({ method: 'GET', url: '/api/v1/tokens?callback=cb&pls200' });
       assert.equal(both.statusCode, 200);
       assert.equal(unwrapJsonp(both.body, 'cb').code, 401);
+      // errors raised before the handler (bad JSON) are wrapped too
+      const badJson = await h.app.inject({
+        method: 'POST',
+        url: '/api/v1/tokens?callback=onError',
+        headers: { 'content-type': 'application/json' },
+        payload: '{',
+      });
+      assert.equal(badJson.statusCode, 400);
+      assert.match(badJson.headers['content-type'] ?? '', /^application\/javascript/);
+      assert.equal(unwrapJsonp(badJson.body, 'onError').code, 400);
     });
 
     it('JSONP: an invalid callback is ignored and plain JSON is sent', async () => {

@@ -19,11 +19,14 @@ const FIXER = T.ManageUser | T.APIMeta;
 
 const auth = (secret: string) => ({ 'x-ripple-token': secret });
 
+let attempts = 0;
+
 async function create(h: Harness, user: { id: number; password: string }, privileges: unknown) {
   return h.api({
     method: 'POST',
     path: '/tokens',
-    remoteAddress: `10.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`,
+    // a fresh client address per attempt keeps these tests clear of the login rate limit
+    remoteAddress: `10.0.${Math.floor(++attempts / 250)}.${attempts % 250}`,
     payload: { id: user.id, password: user.password, ...(privileges === undefined ? {} : { privileges }) },
   });
 }
