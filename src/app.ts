@@ -17,7 +17,7 @@ import { securityHeaders } from './http/security-headers.ts';
 import { OAuthBearerTokens } from './oauth/bearer-store.ts';
 import { authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
-import { makeErrorHandler, notFound } from './http/errors.ts';
+import { HttpError, makeErrorHandler, notFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
 import { echoRequestId, requestIdFor } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
@@ -126,8 +126,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (text.trim() === '') return done(null, undefined);
     parseJson(request, text, done);
   });
-  // The API speaks JSON only: a text/plain body is a 415, not a string that then fails the schema.
+  // The API speaks JSON only: a text/plain body is a 415, not a string that then fails the schema;
+  // an empty one counts as no body (fetch() labels even body '' as text/plain).
   app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
+    if (String(body).trim() === '') return done(null, undefined);
+    done(new HttpError(415, 'Unsupported Content-Type: send the body as application/json.'), undefined);
+  });
 
   await app.register(securityHeaders, {
     contentSecurityPolicy: {

@@ -127,6 +127,31 @@ for (const dialect of DIALECTS) {
         assert.equal(await tokenCount(h, other.id), 1);
       });
 
+      it('an empty body is no body, whatever its content type says', async () => {
+        const h = harness();
+        const user = await h.createUser();
+        for (const contentType of ['application/json', 'text/plain;charset=UTF-8']) {
+          const token = await h.createToken(user.id);
+          const r = await h.api({
+            method: del.method,
+            path: del.path,
+            headers: { ...auth(token.secret), 'content-type': contentType },
+            payload: '',
+          });
+          assert.equal(r.statusCode, 200, `${contentType}: ${r.body}`);
+        }
+        const token = await h.createToken(user.id);
+        const text = await h.api({
+          method: del.method,
+          path: del.path,
+          headers: { ...auth(token.secret), 'content-type': 'text/plain' },
+          payload: 'please delete',
+        });
+        assert.equal(text.statusCode, 415, text.body);
+        assert.equal(body(text).code, 415);
+        assert.equal(await tokenCount(h, user.id), 1, 'the refused request deleted nothing');
+      });
+
       it('a token of a banned owner can still delete itself', async () => {
         const h = harness();
         const user = await h.createUser();
