@@ -28,6 +28,7 @@ import { tokensPagePlugin } from './web/tokens-page.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
 import {
   answerClientError,
+  answerFrameworkError,
   answerHalfClosedClients,
   capConnectionsPerAddress,
 } from './health/connections.ts';
@@ -86,6 +87,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs),
     },
     clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   });
   capConnectionsPerAddress(app.server, config.http.maxConnectionsPerIp);
   answerHalfClosedClients(app.server);
@@ -118,11 +120,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await services.loginLimiter.close();
   });
 
-  // Empty JSON bodies count as no body; __proto__ and constructor.prototype keys are refused.
+  // Empty JSON bodies count as no body; __proto__ and constructor.prototype keys are refused; a body that
+  // is not UTF-8 is refused too, instead of reaching a lookup with its bytes replaced by U+FFFD.
   app.removeContentTypeParser('application/json');
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = typeof body === 'string' ? body : utf8.decode(body);
+    } catch {
+      return done(new HttpError(400, 'Bad JSON: the body is not valid UTF-8.'), undefined);
+    }
     if (text.trim() === '') return done(null, undefined);
     parseJson(request, text, done);
   });

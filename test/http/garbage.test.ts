@@ -71,7 +71,16 @@ const GARBAGE: Garbage[] = [
   { name: 'NaN', payload: '{"id": NaN, "password": "pw"}', status: 400 },
   { name: 'empty body', payload: '', status: 400 },
   { name: 'whitespace body', payload: '   \n ', status: 400 },
-  { name: 'invalid UTF-8', payload: Buffer.from([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0xff, 0xfe, 0x7d]) },
+  {
+    name: 'invalid UTF-8',
+    payload: Buffer.from([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0xff, 0xfe, 0x7d]),
+    status: 400,
+  },
+  {
+    name: 'Latin-1 username',
+    payload: Buffer.from('{"username":"J\u00fcrgen","password":"pw"}', 'latin1'),
+    status: 400,
+  },
   {
     name: 'invalid UTF-8 inside a string',
     payload: Buffer.concat([
@@ -79,6 +88,7 @@ const GARBAGE: Garbage[] = [
       Buffer.from([0xc3, 0x28, 0xa0, 0xa1]),
       Buffer.from('","password":"pw"}'),
     ]),
+    status: 400,
   },
   // content types
   { name: 'text/plain', payload: json({ id: 1, password: 'pw' }), contentType: 'text/plain', status: 415 },
