@@ -3,6 +3,8 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { INTERNAL_ERROR_MESSAGE, sendEnvelope } from '../http/envelope.ts';
 
 /**
  * Closes, at once, any connection beyond `max` open ones from the same socket address, so one host
@@ -49,6 +51,14 @@ function clientErrorStatus(code: string | undefined): number {
   return 400;
 }
 
+// Refusals below the router skip helmet's hooks: these are the headers that matter on an error answer.
+const REFUSAL_HEADERS: Record<string, string> = {
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
 /** Fastify's clientErrorHandler: the parser's refusals answer with the envelope too, then close. */
 export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
@@ -59,13 +69,28 @@ export function answerClientError(err: Error & { code?: string }, socket: Socket
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        // Written below Fastify, so helmet's hooks never see it: the headers that matter for an error page.
-        "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n" +
-        'X-Content-Type-Options: nosniff\r\n' +
-        'X-Frame-Options: DENY\r\n' +
-        'Referrer-Policy: no-referrer\r\n' +
+        Object.entries(REFUSAL_HEADERS)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('') +
         'Connection: close\r\n\r\n' +
         body,
     );
   socket.destroy();
+}
+
+/** Fastify's frameworkErrors: URLs the router cannot read answer with the envelope too. */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  reply.headers(REFUSAL_HEADERS);
+  switch (error.code) {
+    case 'FST_ERR_BAD_URL':
+      return sendEnvelope(
+        reply,
+        400,
+        'Malformed URL: each % must start a valid percent-encoded UTF-8 character.',
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return sendEnvelope(reply, 414, 'A segment of the URL path is too long.');
+    default:
+      return sendEnvelope(reply, 500, INTERNAL_ERROR_MESSAGE);
+  }
 }

@@ -300,6 +300,16 @@ describe('fuzzing the v1 API', () => {
     await h.app.tokend.jobs.idle();
   });
 
+  it('URLs the router cannot read (found by the raw fuzz) get a 400 envelope', async (t) => {
+    const { h } = await world(t);
+    for (const url of ['/api/v1/%', '/api/v1/tokens/%zz', '/%E0%A4%A', '/health/%', '/api/v1/%?pls200']) {
+      const r = await h.app.inject({ url });
+      assert.equal(r.statusCode, 400, `${url}: ${r.body}`);
+      assertEnvelope(r, '');
+      assert.equal(r.headers['x-content-type-options'], 'nosniff');
+    }
+  });
+
   it(`raw HTTP on a socket, parser errors included (${RUNS.raw} connections)`, async (t) => {
     const { h } = await world(t);
     await h.app.listen({ host: '127.0.0.1', port: 0 });
