@@ -141,10 +141,14 @@ interface Row {
   tokend: string;
   baseline: string;
   ratio: number | null;
+  /** The lowest and highest ratio of single rounds: how much the machine's noise moved it. */
+  ratioRange?: [number, number];
   checks: Check[];
   note?: string;
   figures: Record<string, unknown>;
 }
+
+const range = (ratios: number[]): [number, number] => [Math.min(...ratios), Math.max(...ratios)];
 
 const check = (what: string, value: number, op: Check['op'], limit: number): Check => ({
   what,
@@ -231,8 +235,8 @@ interface Side {
 
 const sliceSeconds = (run: Run) => run.opts.seconds / run.opts.rounds;
 
-/** Warms both sides up, then alternates short runs of each; returns each side's runs combined. */
-async function compareLoads(run: Run, a: Side, b: Side): Promise<[LoadResult, LoadResult]> {
+/** Warms both sides up, then alternates short runs of each; returns each side's runs combined, and b/a req/s per round. */
+async function compareLoads(run: Run, a: Side, b: Side): Promise<[LoadResult, LoadResult, number[]]> {
   const seconds = sliceSeconds(run);
   for (const side of [a, b]) await warmUp({ ...side.spec, port: side.server.port, seconds });
   const cpu = (server: Server) => () => cpuSecondsOf(server.child.pid ?? -1, true);
@@ -240,7 +244,7 @@ async function compareLoads(run: Run, a: Side, b: Side): Promise<[LoadResult, Lo
     () => loadWithCpu({ ...a.spec, port: a.server.port, seconds }, cpu(a.server)),
     () => loadWithCpu({ ...b.spec, port: b.server.port, seconds }, cpu(b.server)),
   ]);
-  return [combine(as!), combine(bs!)];
+  return [combine(as!), combine(bs!), bs!.map((r, i) => r.rps / as![i]!.rps)];
 }
 
 const median = (xs: number[]) => {
@@ -263,9 +267,9 @@ const readSpec = (run: Run) => ({ path: SELF_PATH, headers: readHeaders, connect
 async function scenarioRead(run: Run, backend: Dialect, tokend: Server) {
   const probe = await expectStatus(tokend.port, SELF_PATH, { headers: readHeaders });
   const baselineServer = await startBaseline(probe.body);
-  let t: LoadResult, baseline: LoadResult;
+  let t: LoadResult, baseline: LoadResult, rounds: number[];
   try {
-    [baseline, t] = await compareLoads(
+    [baseline, t, rounds] = await compareLoads(
       run,
       { server: baselineServer, spec: readSpec(run) },
       { server: tokend, spec: readSpec(run) },
@@ -284,6 +288,7 @@ async function scenarioRead(run: Run, backend: Dialect, tokend: Server) {
     tokend: describeLoad(t),
     baseline: `bare Fastify, same envelope (${probe.body.length} B): ${describeLoad(baseline)}`,
     ratio,
+    ratioRange: range(rounds),
     checks,
     figures: { tokend: t, baseline, bodyBytes: probe.body.length, connections: run.opts.connections },
   });
@@ -298,7 +303,7 @@ async function scenarioListing(run: Run, backend: Dialect, tokend: Server) {
     if (listed !== 50) throw new Error(`page ${p} listed ${listed} tokens, expected 50`);
   }
   const spec = { headers: readHeaders, connections: run.opts.connections };
-  const [first, deep] = await compareLoads(
+  const [first, deep, rounds] = await compareLoads(
     run,
     { server: tokend, spec: { ...spec, path: page(1) } },
     { server: tokend, spec: { ...spec, path: page(last) } },
@@ -311,6 +316,7 @@ async function scenarioListing(run: Run, backend: Dialect, tokend: Server) {
     tokend: `p=${last}: ${describeLoad(deep)}`,
     baseline: `p=1: ${describeLoad(first)}`,
     ratio,
+    ratioRange: range(rounds),
     checks: [
       check('req/s ratio', ratio, '>=', 0.5),
       check('no failed requests', deep.failures + first.failures, '<=', 0),
@@ -367,6 +373,7 @@ async function scenarioCreate(run: Run, backend: Dialect, tokend: Server) {
   const ceiling = { verifications, seconds: ceilingSeconds, perSecond: verifications / ceilingSeconds };
   const t = combine(creations as LoadResult[]);
   const ratio = t.rps / ceiling.perSecond;
+  const perRound = (creations as LoadResult[]).map((c, i) => c.rps / ceilingRuns[i]!.perSecond);
   run.rows.push({
     scenario: 2,
     title: 'token creation `POST /tokens`',
@@ -374,6 +381,7 @@ async function scenarioCreate(run: Run, backend: Dialect, tokend: Server) {
     tokend: describeLoad(t),
     baseline: `bcrypt verify loop, ${run.opts.bcryptConcurrency} in flight (tokend's BCRYPT_CONCURRENCY): ${fmt(ceiling.perSecond, 1)}/s`,
     ratio,
+    ratioRange: range(perRound),
     checks: [check('ceiling ratio', ratio, '>=', 0.85), check('no failed requests', t.failures, '<=', 0)],
     figures: {
       tokend: t,
@@ -397,6 +405,7 @@ async function scenarioStorm(run: Run, backend: Dialect, tokend: Server) {
   const readsInStorm = combine(storm!.map((r) => r[0]!));
   const loginsInStorm = combine(storm!.map((r) => r[1]!));
   const ratio = readsInStorm.p99Ms / readsAlone.p99Ms;
+  const perRound = storm!.map((r, i) => r[0]!.p99Ms / alone![i]![0]!.p99Ms);
   run.rows.push({
     scenario: 3,
     title: 'reads during a login storm (p99 of reads)',
@@ -404,6 +413,7 @@ async function scenarioStorm(run: Run, backend: Dialect, tokend: Server) {
     tokend: `reads ${describeLoad(readsInStorm)}; logins ${fmt(loginsInStorm.rps, 1)}/s`,
     baseline: `reads alone: ${describeLoad(readsAlone)}`,
     ratio,
+    ratioRange: range(perRound),
     checks: [
       check('p99 ratio', ratio, '<=', 3),
       check('no failed requests', readsInStorm.failures + loginsInStorm.failures, '<=', 0),
@@ -432,7 +442,7 @@ async function scenarioWorkers(run: Run, backend: Dialect, database: TestDatabas
       });
       return;
     }
-    const [oneWorker, twoWorkers] = await compareLoads(
+    const [oneWorker, twoWorkers, rounds] = await compareLoads(
       run,
       { server: one, spec: readSpec(run) },
       { server: two, spec: readSpec(run) },
@@ -444,6 +454,7 @@ async function scenarioWorkers(run: Run, backend: Dialect, database: TestDatabas
       tokend: `2 workers: ${describeLoad(twoWorkers)}`,
       baseline: `1 worker: ${describeLoad(oneWorker)}`,
       ratio: twoWorkers.rps / oneWorker.rps,
+      ratioRange: range(rounds),
       checks: [check('no failed requests', twoWorkers.failures + oneWorker.failures, '<=', 0)],
       note: `${availableParallelism()} cores, shared with the load generator`,
       figures: { twoWorkers, oneWorker, workerProcesses: workers },
@@ -716,12 +727,15 @@ function table(rows: Row[]): string {
     '|---|---|---|---|---|---|---|---|',
   ];
   const sorted = [...rows].sort(
-    (a, b) =>
-      a.scenario - b.scenario || BACKEND_ORDER.indexOf(a.backend) - BACKEND_ORDER.indexOf(b.backend),
+    (a, b) => a.scenario - b.scenario || BACKEND_ORDER.indexOf(a.backend) - BACKEND_ORDER.indexOf(b.backend),
   );
   for (const row of sorted) {
     const { target, met } = describeChecks(row);
-    const ratio = row.ratio === null ? '—' : fmt(row.ratio, 2);
+    const ratio =
+      row.ratio === null
+        ? '—'
+        : fmt(row.ratio, 2) +
+          (row.ratioRange ? ` (rounds ${row.ratioRange.map((r) => fmt(r, 2)).join('–')})` : '');
     const tokend = row.note ? `${row.tokend} (${row.note})` : row.tokend;
     lines.push(
       `| ${row.scenario || 'seed'} | ${row.title} | ${backendName(row.backend)} | ${tokend} | ${row.baseline} | ${ratio} | ${target} | ${met} |`,
