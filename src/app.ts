@@ -135,11 +135,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (text.trim() === '') return done(null, undefined);
     parseJson(request, text, done);
   });
-  // The API speaks JSON only: a text/plain body is a 415, not a string that then fails the schema;
-  // an empty one counts as no body (fetch() labels even body '' as text/plain).
+  // The API speaks JSON only: any other body is a 415, not a string that then fails the schema. An empty
+  // body counts as no body whatever its label (fetch() labels body '' as text/plain, curl -d '' as a form).
+  // The form-based pages register their own, more specific parser for forms in their contexts.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
-    if (String(body).trim() === '') return done(null, undefined);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+    if (body.length === 0 || body.toString('utf8').trim() === '') return done(null, undefined);
     done(new HttpError(415, 'Unsupported Content-Type: send the body as application/json.'), undefined);
   });
 
