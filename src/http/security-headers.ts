@@ -1,13 +1,8 @@
 // Security headers on every answer. They depend only on the options, never on the request, so helmet's
-// middleware is built once here; @fastify/helmet rebuilds it for every request, which the profile of
+// middleware is built once here (the @fastify/helmet wrapper rebuilt it for every request), which the profile of
 // GET /v1/tokens/self showed costing more CPU than everything else tokend does (see bench/README.md).
-import { createRequire } from 'node:module';
 import fp from 'fastify-plugin';
-import type helmetType from 'helmet';
-import type { HelmetOptions } from 'helmet';
-
-// helmet itself: the dependency @fastify/helmet wraps.
-const helmet = createRequire(import.meta.resolve('@fastify/helmet'))('helmet') as typeof helmetType;
+import helmet, { type HelmetOptions } from 'helmet';
 
 export const securityHeaders = fp<HelmetOptions>(
   async (app, options) => {

@@ -1,4 +1,4 @@
-// Security headers (@fastify/helmet) are on every kind of answer: v1 JSON, JSONP, 404s, errors, health.
+// Security headers (helmet) are on every kind of answer: v1 JSON, JSONP, 404s, errors, health.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
