@@ -133,9 +133,21 @@ export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: n
 }
 
 /** Deletes every token that expired at or before `now`; returns how many. */
+/** Rows per DELETE of the sweep: a large backlog is removed in short statements, each far within DB_TIMEOUT_MS. */
+const SWEEP_BATCH = 5000;
+
 export async function deleteExpiredTokens(db: Db, now: number): Promise<number> {
-  const result = await db.deleteFrom('tokens').where('expires_at', '<=', now).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  let deleted = 0;
+  for (;;) {
+    // Ids first, then the delete: MySQL allows neither LIMIT in an IN subquery nor reading the table it deletes from.
+    const ids = (
+      await db.selectFrom('tokens').select('id').where('expires_at', '<=', now).limit(SWEEP_BATCH).execute()
+    ).map((r) => r.id);
+    if (ids.length === 0) return deleted;
+    const result = await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+    if (ids.length < SWEEP_BATCH) return deleted;
+  }
 }
 
 /** Every token of a user, private ones too (for operators). */
