@@ -1,8 +1,7 @@
 // The server-rendered pages: sign-in, signed-in, consent and error. Small, accessible, no external assets
 // (the client's avatar is the one image, and it is the client's own).
-import { createHash } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
-import { Html, html } from './html.ts';
+import { type Html, html } from './html.ts';
+import { pageSender } from './layout.ts';
 
 const CSS = `
 :root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
@@ -28,46 +27,11 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #f5a6
 button{background:#22222b;color:#e8e8ee}.muted{color:#aaa}.link{color:#8fb0ff}.error{background:#4a1d1d;color:#ffd6d6}}
 `;
 
-// The one inline stylesheet is allowed by its hash; nothing else may load or run.
-const CSS_HASH = createHash('sha256').update(CSS).digest('base64');
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  `style-src 'sha256-${CSS_HASH}'`,
-  'img-src https: http:',
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-// Built outside the template so that formatting the template never changes the hashed text.
-const STYLE_ELEMENT = new Html(`<style>${CSS}</style>`);
-
-function layout(title: string, body: Html): Html {
-  return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <title>${title} · tokend</title>
-        ${STYLE_ELEMENT}
-      </head>
-      <body>
-        <main>${body}</main>
-      </body>
-    </html> `;
-}
-
-/** Sends a page with headers that keep it out of caches and frames. */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
-  return reply
-    .code(status)
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-    .header('X-Frame-Options', 'DENY')
-    .header('X-Content-Type-Options', 'nosniff')
-    .send(layout(title, body).value);
-}
+/** Sends a page; nothing but its stylesheet and the client's avatar may load, and nothing may run. */
+export const sendPage = pageSender({
+  css: CSS,
+  policy: ['img-src https: http:', "base-uri 'none'", "frame-ancestors 'none'"],
+});
 
 const hiddenFields = (fields: Readonly<Record<string, string | undefined>>): Html[] =>
   Object.entries(fields)

@@ -1,7 +1,7 @@
 // The token page's HTML. Server-rendered and complete without JavaScript; the one script only adds
 // the copy button next to a new secret.
-import { createHash } from 'node:crypto';
 import { Html, html } from './html.ts';
+import { pageSender } from './layout.ts';
 
 const CSS = `
 :root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
@@ -58,38 +58,20 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
 
 export const SCRIPT_PATH = '/tokens/page.js';
 
-const CSS_HASH = createHash('sha256').update(CSS).digest('base64');
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  `style-src 'sha256-${CSS_HASH}'`,
-  "script-src 'self'",
-  'img-src data:',
-  "connect-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-// Built outside the template so that formatting never changes the hashed text.
-const STYLE_ELEMENT = new Html(`<style>${CSS}</style>`);
-
-export function layout(title: string, body: Html): string {
-  return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <link rel="icon" href="data:," />
-        <title>${title} · tokend</title>
-        ${STYLE_ELEMENT}
-        <script src="${SCRIPT_PATH}" defer></script>
-      </head>
-      <body>
-        <main>${body}</main>
-      </body>
-    </html>`.value;
-}
+/** Sends a token page: its script comes from this server, its forms post only here, it fetches nothing. */
+export const sendTokensPage = pageSender({
+  css: CSS,
+  policy: [
+    "script-src 'self'",
+    'img-src data:',
+    "connect-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ],
+  head: html`<link rel="icon" href="data:," />
+    <script src="${SCRIPT_PATH}" defer></script>`,
+});
 
 export interface TokenRowView {
   id: number;

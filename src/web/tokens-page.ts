@@ -10,7 +10,6 @@ import {
   tokenPrivilegeNames,
   type TokenPrivilegeName,
 } from '../privileges.ts';
-import type { Html } from './html.ts';
 import { sendPageError } from './routes.ts';
 import { csrfToken, sessionUser, type SessionUser } from './session.ts';
 import {
@@ -24,12 +23,11 @@ import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/routes.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
 import {
-  CONTENT_SECURITY_POLICY,
   PAGE_SCRIPT,
   SCRIPT_PATH,
-  layout,
   messagePage,
   revokePage,
+  sendTokensPage,
   tokensPage,
   type PrivilegeChoice,
   type TokenRowView,
@@ -50,17 +48,6 @@ export const EXPIRY_CHOICES = [
 const MAX_TOKEN_ID = 2_147_483_647;
 
 const HIDDEN = { schema: { hide: true } } as const;
-
-function sendHtml(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
-  return reply
-    .code(status)
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-    .header('X-Frame-Options', 'DENY')
-    .header('X-Content-Type-Options', 'nosniff')
-    .send(layout(title, body));
-}
 
 /** Privileges the user may put on a token, in table order (Read is never granted). */
 function grantable(userPrivileges: number): Array<{ name: TokenPrivilegeName; bit: number }> {
@@ -105,7 +92,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       return undefined;
     }
     if (isBanned(user.privileges)) {
-      sendHtml(reply, 403, 'Banned', messagePage('Account banned', 'This account is banned.'));
+      sendTokensPage(reply, 403, 'Banned', messagePage('Account banned', 'This account is banned.'));
       return undefined;
     }
     return user;
@@ -138,7 +125,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       page,
       hasNext: rows.length > size,
     };
-    return sendHtml(reply, status, 'API tokens', tokensPage(view));
+    return sendTokensPage(reply, status, 'API tokens', tokensPage(view));
   }
 
   app.get(SCRIPT_PATH, HIDDEN, async (_request, reply) =>
@@ -213,13 +200,13 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       const token =
         id === undefined ? undefined : await findPublicTokenOfUser(store.db, user.userId, id, now);
       if (!token)
-        return sendHtml(
+        return sendTokensPage(
           reply,
           404,
           'Not found',
           messagePage('No such token', 'You have no token with that id.'),
         );
-      return sendHtml(
+      return sendTokensPage(
         reply,
         200,
         'Revoke token',
@@ -237,7 +224,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       const id = parseTokenId(request.params.id);
       const deleted = id !== undefined && (await deletePublicTokenOfUser(store.db, user.userId, id));
       if (!deleted || id === undefined)
-        return sendHtml(
+        return sendTokensPage(
           reply,
           404,
           'Not found',
