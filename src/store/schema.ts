@@ -70,16 +70,9 @@ export interface OAuthAccessTokenTable {
   expires_at: number;
 }
 
-/** Refresh tokens; a used one has been rotated, and presenting it again revokes its family. */
-export interface OAuthRefreshTokenTable {
-  id: Generated<number>;
-  token_hash: string;
-  client_id: string;
-  user_id: number;
-  scope: string;
-  family: string;
-  created_at: number;
-  expires_at: number;
+/** Refresh tokens: the access token's columns, plus whether it was rotated. */
+export interface OAuthRefreshTokenTable extends OAuthAccessTokenTable {
+  /** 1 once rotated; presenting a used one again revokes its family */
   used: number;
 }
 
