@@ -195,40 +195,30 @@ for (const dialect of DIALECTS) {
       assert.equal(post.statusCode, 401);
       assert.equal(body(post).error, 'invalid_client');
       assert.equal(post.headers['cache-control'], 'no-store');
-      const basic = await h.app.inject({
-        method: 'POST',
-        url: '/oauth/token',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${client.id}:wrong`).toString('base64')}`,
-        },
-        payload: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: client.redirectUri,
-          code_verifier: pkce.verifier,
-        }).toString(),
-      });
+      // The same exchange with the client authenticated by HTTP Basic instead of the form.
+      const withBasic = (secret: string) =>
+        h.app.inject({
+          method: 'POST',
+          url: '/oauth/token',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            authorization: `Basic ${Buffer.from(`${client.id}:${secret}`).toString('base64')}`,
+          },
+          payload: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: client.redirectUri,
+            code_verifier: pkce.verifier,
+          }).toString(),
+        });
+      const basic = await withBasic('wrong');
       assert.equal(basic.statusCode, 401);
       assert.equal(body(basic).error, 'invalid_client');
       assert.match(basic.headers['www-authenticate'] as string, /^Basic/);
       const noSecret = await exchangeCode(h, client, code, pkce.verifier, { client_secret: undefined });
       assert.equal(body(noSecret).error, 'invalid_client');
       // HTTP Basic with the right secret works.
-      const good = await h.app.inject({
-        method: 'POST',
-        url: '/oauth/token',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
-        },
-        payload: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: client.redirectUri,
-          code_verifier: pkce.verifier,
-        }).toString(),
-      });
+      const good = await withBasic(client.secret!);
       assert.equal(good.statusCode, 200, good.body);
     });
 
