@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { build, type Harness } from '../helpers/app.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { http, sleep, within, eventually } from './support.ts';
+import { http } from '../helpers/real-server.ts';
+import { sleep, within, eventually } from './support.ts';
 
 async function listening(
   t: TestContext,

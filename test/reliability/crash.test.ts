@@ -8,7 +8,8 @@ import pg from 'pg';
 import { createConnection } from 'mysql2/promise';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { http, seedUsers, startTokend, within, type SeedUser, type TokendProcess } from './support.ts';
+import { http, startTokend, type TokendProcess } from '../helpers/real-server.ts';
+import { seedUsers, within, type SeedUser } from './support.ts';
 
 const WORKERS = 16;
 /** Kill once this many tokens were acknowledged, with the other workers' requests still in flight. */

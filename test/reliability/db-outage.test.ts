@@ -11,7 +11,8 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
-import { TcpProxy, eventually, seedUsers, within } from './support.ts';
+import { TcpProxy } from '../helpers/real-server.ts';
+import { eventually, seedUsers, within } from './support.ts';
 
 /** The issue's bound: an answer within 2 s instead of hanging. */
 const ANSWER_WITHIN_MS = 2000;

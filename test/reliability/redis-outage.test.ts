@@ -11,7 +11,8 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { TcpProxy, eventually, seedUsers, within, type SeedUser } from './support.ts';
+import { TcpProxy } from '../helpers/real-server.ts';
+import { eventually, seedUsers, within, type SeedUser } from './support.ts';
 
 const LIMIT = 5;
 

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
-import { http, seedUsers, startTokend, within, eventually, type HttpAnswer } from './support.ts';
+import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
+import { seedUsers, within, eventually } from './support.ts';
 
 const IN_FLIGHT = 24;
 const USED_TOKENS = 10;

@@ -11,7 +11,8 @@ import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
 import { TokenPrivilege as T, UserPrivilege as U } from '../../src/privileges.ts';
-import { REDIS_URL, redisSkipReason, request, startServer, uniqueRedisPrefix } from './support.ts';
+import { startTokend } from '../helpers/real-server.ts';
+import { REDIS_URL, redisSkipReason, request, uniqueRedisPrefix } from './support.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 const ACTIVE = U.UserPublic | U.UserNormal;
@@ -45,7 +46,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           DB_POOL_SIZE: '4',
         };
         // Both start at once on the empty database: both migrate, under the migration lock.
-        const [a, b] = await Promise.all([startServer(env), startServer(env)]);
+        const [a, b] = await Promise.all([startTokend(env), startTokend(env)]);
         t.after(async () => {
           await Promise.all([a.stop(), b.stop()]);
         });

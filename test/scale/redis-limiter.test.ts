@@ -10,7 +10,8 @@ import {
 } from '../../src/tokens/login-limiter.ts';
 import type { LinkLogger } from '../../src/redis.ts';
 import { build } from '../helpers/app.ts';
-import { FaultyProxy, REDIS_URL, redisSkipReason, uniqueRedisPrefix } from './support.ts';
+import { TcpProxy } from '../helpers/real-server.ts';
+import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from './support.ts';
 
 const POINTS = 5;
 const ATTEMPTS = 12;
@@ -113,7 +114,8 @@ describe('login limit shared through Redis', async () => {
 
   it('falls back per instance during an outage and shares again when Redis is back', { skip }, async (t) => {
     const redisUrl = new URL(REDIS_URL);
-    const proxy = await FaultyProxy.start(redisUrl.hostname, Number(redisUrl.port || 6379));
+    const proxy = new TcpProxy(Number(redisUrl.port || 6379), redisUrl.hostname);
+    await proxy.start();
     t.after(() => proxy.close());
     const viaProxy = new URL(REDIS_URL);
     viaProxy.port = String(proxy.port);
@@ -122,7 +124,7 @@ describe('login limit shared through Redis', async () => {
     const l = await limiter(t, settings(viaProxy.toString(), prefix), log);
 
     assert.equal(await allowedCount([l], 3), 3, 'shared count: 3 of 5 used');
-    await proxy.refuse();
+    await proxy.cut();
     // The insurance limiter starts its own count of 5: limiting goes on, per instance.
     assert.equal(await allowedCount([l], ATTEMPTS), POINTS);
     assert.equal(log.count(fallbackStarted), 1, JSON.stringify(log.lines));

@@ -7,7 +7,8 @@ import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/tokens/service.ts';
-import { request, startServer, type ServerProcess } from './support.ts';
+import { startTokend, type TokendProcess } from '../helpers/real-server.ts';
+import { request } from './support.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 
@@ -18,7 +19,7 @@ interface LogLine {
   role?: string;
 }
 
-const logLines = (server: ServerProcess): LogLine[] =>
+const logLines = (server: TokendProcess): LogLine[] =>
   server
     .output()
     .split('\n')
@@ -30,12 +31,12 @@ const logLines = (server: ServerProcess): LogLine[] =>
       }
     });
 
-const listeningWorkers = (server: ServerProcess): number[] =>
+const listeningWorkers = (server: TokendProcess): number[] =>
   logLines(server)
     .filter((l) => l.role === 'primary' && l.msg === 'worker listening')
     .map((l) => l.worker as number);
 
-async function waitFor(what: string, server: ServerProcess, done: () => boolean): Promise<void> {
+async function waitFor(what: string, server: TokendProcess, done: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 100));
   assert.ok(done(), `${what}; output so far:\n${server.output()}`);
 }
@@ -61,7 +62,7 @@ for (const [how, args, extraEnv] of cases) {
         const database = await createTestDatabase('sqlite');
         t.after(() => database.drop());
         const env = { DATABASE_URL: database.url, LOG_LEVEL: 'info', ...extraEnv };
-        const server = await startServer(env, args);
+        const server = await startTokend(env, args);
         t.after(async () => {
           await server.stop();
         });

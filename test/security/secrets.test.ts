@@ -14,7 +14,8 @@ import { issueTokenPair } from '../../src/oauth/issue.ts';
 import { nowSeconds } from '../../src/tokens/service.ts';
 import { registerClient, form, FORM } from '../oauth/helpers.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { http, seedUsers, startTokend, within } from '../reliability/support.ts';
+import { http, startTokend } from '../helpers/real-server.ts';
+import { seedUsers, within } from '../reliability/support.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const distinctive = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;

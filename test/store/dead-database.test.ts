@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
-import { FaultyProxy } from '../scale/support.ts';
+import { TcpProxy } from '../helpers/real-server.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 
@@ -21,7 +21,8 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
         async (t) => {
           const database = await createTestDatabase(dialect);
           const direct = new URL(database.url);
-          const proxy = await FaultyProxy.start(direct.hostname, Number(direct.port));
+          const proxy = new TcpProxy(Number(direct.port), direct.hostname);
+          await proxy.start();
           const proxied = new URL(database.url);
           proxied.port = String(proxy.port);
           const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4', DB_TIMEOUT_MS: '500' });
@@ -46,8 +47,8 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
           assert.equal(ok.statusCode, 200, ok.body);
           const token = (ok.json() as { token: string }).token;
 
-          if (fault === 'hang') proxy.hang();
-          else await proxy.refuse();
+          if (fault === 'hang') proxy.freeze();
+          else await proxy.cut();
 
           for (const response of [
             await login(),
