@@ -1,12 +1,13 @@
 // Crash durability: tokend is SIGKILLed in the middle of a burst of token creations and restarted on the
 // same database. Every token whose 200 reached the client must still authenticate: an acknowledged
 // token is a committed row. The database must then pass its own integrity check.
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { createConnection } from 'mysql2/promise';
 import { DIALECTS } from '../helpers/dialects.ts';
+import type { Dialect } from '../../src/store/database.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { http, startTokend, type TokendProcess } from '../helpers/real-server.ts';
 import { seedUsers, within, type SeedUser } from './support.ts';
@@ -57,6 +58,19 @@ async function createUntilKilled(server: TokendProcess, users: SeedUser[]): Prom
   return { acknowledged, failures };
 }
 
+/** A tokend on a fresh `dialect` database, killed (SIGKILL) while creating tokens; what it acknowledged. */
+async function killedUnderLoad(t: TestContext, dialect: Dialect) {
+  const database = await createTestDatabase(dialect);
+  t.after(() => database.drop());
+  const users = await seedUsers(database.config, 4);
+  const env = { ...ENV, DATABASE_URL: database.url };
+  const server = await startTokend(env);
+  t.after(() => server.kill());
+  const { acknowledged } = await createUntilKilled(server, users);
+  const exit = await within(10_000, 'exit after SIGKILL', server.exited);
+  return { database, env, acknowledged, exit };
+}
+
 async function assertAllAuthenticate(env: Record<string, string>, secrets: string[]) {
   const server = await startTokend(env);
   try {
@@ -81,14 +95,7 @@ async function assertAllAuthenticate(env: Record<string, string>, secrets: strin
 
 describe('crash durability', () => {
   it('SQLite: no acknowledged token is lost to SIGKILL, and the file passes integrity_check', async (t) => {
-    const database = await createTestDatabase('sqlite');
-    t.after(() => database.drop());
-    const users = await seedUsers(database.config, 4);
-    const env = { ...ENV, DATABASE_URL: database.url };
-    const server = await startTokend(env);
-    t.after(() => server.kill());
-    const { acknowledged } = await createUntilKilled(server, users);
-    const exit = await within(10_000, 'exit after SIGKILL', server.exited);
+    const { database, env, acknowledged, exit } = await killedUnderLoad(t, 'sqlite');
     assert.equal(exit.signal, 'SIGKILL');
 
     // Opening the file replays the WAL, as the restarted server will.
@@ -112,14 +119,7 @@ describe('crash durability', () => {
 
   if (DIALECTS.includes('postgres'))
     it('PostgreSQL: no acknowledged token is lost to SIGKILL, and the indexes pass amcheck', async (t) => {
-      const database = await createTestDatabase('postgres');
-      t.after(() => database.drop());
-      const users = await seedUsers(database.config, 4);
-      const env = { ...ENV, DATABASE_URL: database.url };
-      const server = await startTokend(env);
-      t.after(() => server.kill());
-      const { acknowledged } = await createUntilKilled(server, users);
-      await within(10_000, 'exit after SIGKILL', server.exited);
+      const { database, env, acknowledged } = await killedUnderLoad(t, 'postgres');
       await assertAllAuthenticate(env, acknowledged);
 
       const client = new pg.Client({ connectionString: database.url });
@@ -146,14 +146,7 @@ describe('crash durability', () => {
 
   if (DIALECTS.includes('mysql'))
     it('MariaDB/MySQL: no acknowledged token is lost to SIGKILL, and the tables pass CHECK TABLE', async (t) => {
-      const database = await createTestDatabase('mysql');
-      t.after(() => database.drop());
-      const users = await seedUsers(database.config, 4);
-      const env = { ...ENV, DATABASE_URL: database.url };
-      const server = await startTokend(env);
-      t.after(() => server.kill());
-      const { acknowledged } = await createUntilKilled(server, users);
-      await within(10_000, 'exit after SIGKILL', server.exited);
+      const { database, env, acknowledged } = await killedUnderLoad(t, 'mysql');
       await assertAllAuthenticate(env, acknowledged);
 
       const conn = await createConnection({ uri: database.url });

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import { Agent } from 'node:http';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../helpers/databases.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
 import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
@@ -13,24 +13,30 @@ const IN_FLIGHT = 24;
 const USED_TOKENS = 10;
 const LONG_AGO = 1_000_000_000; // 2001: any flushed use is later than this
 
+/** A user with `count` public tokens last used long ago, written straight into the database. */
+async function userWithOldTokens(database: TestDatabase, count: number) {
+  const [user] = await seedUsers(database.config, 1);
+  const store = await openStore(database.config);
+  const tokens: Array<{ id: number; secret: string }> = [];
+  for (let i = 0; i < count; i++)
+    tokens.push(
+      await issueToken(store.db, store.dialect, {
+        userId: user!.id,
+        privileges: 0,
+        description: '',
+        private: false,
+        now: LONG_AGO,
+      }),
+    );
+  await store.close();
+  return { user: user!, tokens };
+}
+
 describe('graceful shutdown', () => {
   it('drains in-flight requests, flushes token uses and exits 0 on SIGTERM', async (t) => {
     const database = await createTestDatabase('sqlite');
     t.after(() => database.drop());
-    const [user] = await seedUsers(database.config, 1);
-    const store = await openStore(database.config);
-    const tokens: Array<{ id: number; secret: string }> = [];
-    for (let i = 0; i < USED_TOKENS; i++)
-      tokens.push(
-        await issueToken(store.db, store.dialect, {
-          userId: user!.id,
-          privileges: 0,
-          description: '',
-          private: false,
-          now: LONG_AGO,
-        }),
-      );
-    await store.close();
+    const { user, tokens } = await userWithOldTokens(database, USED_TOKENS);
 
     // Slow bcrypt, one at a time: the creations queue up inside the server and are in flight for a while.
     const server = await startTokend({
@@ -51,7 +57,7 @@ describe('graceful shutdown', () => {
           port: server.port,
           method: 'POST',
           path: '/api/v1/tokens',
-          body: JSON.stringify({ id: user!.id, password: user!.password, description: `drain-${i}` }),
+          body: JSON.stringify({ id: user.id, password: user.password, description: `drain-${i}` }),
         }),
       );
     const settled = Promise.allSettled(creations);
@@ -101,16 +107,7 @@ describe('graceful shutdown', () => {
   it('writes token uses still pending in memory when SIGTERM comes right after them', async (t) => {
     const database = await createTestDatabase('sqlite');
     t.after(() => database.drop());
-    const [user] = await seedUsers(database.config, 1);
-    const store = await openStore(database.config);
-    const { id, secret } = await issueToken(store.db, store.dialect, {
-      userId: user!.id,
-      privileges: 0,
-      description: '',
-      private: false,
-      now: LONG_AGO,
-    });
-    await store.close();
+    const { id, secret } = (await userWithOldTokens(database, 1)).tokens[0]!;
     const server = await startTokend({
       DATABASE_URL: database.url,
       LAST_USED_FLUSH_MS: '1000',
