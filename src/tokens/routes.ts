@@ -8,6 +8,7 @@ import { listPublicTokens, deleteTokenById, deletePublicTokenOfUser } from './re
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
+import { MAX_ID } from '../store/schema.ts';
 
 interface CreateBody {
   username?: string | null;
@@ -128,9 +129,6 @@ const deleteSelfSchema = {
   summary: 'Delete the token (or bearer token) this request is authenticated with',
   response: { 200: messageSchema },
 } as const;
-
-/** Largest id a token can have (a 32-bit signed integer column). */
-const MAX_TOKEN_ID = 2_147_483_647;
 
 const deleteByIdSchema = {
   tags: ['tokens'],
@@ -310,7 +308,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     // The same answer whether the id is someone else's or does not exist.
     const deleted =
       tokenId >= 1 &&
-      tokenId <= MAX_TOKEN_ID &&
+      tokenId <= MAX_ID &&
       (await deletePublicTokenOfUser(store.db, identity.userId, tokenId));
     if (!deleted) return sendEnvelope(reply, 404, 'You have no token with that id.');
     lastUsed.forget(tokenId);

@@ -1,14 +1,13 @@
 // Users: plain functions over the database handle or a transaction.
 import { sql, type Selectable } from 'kysely';
 import type { Db, Dialect } from '../store/database.ts';
-import type { UserTable } from '../store/schema.ts';
+import { MAX_ID, type UserTable } from '../store/schema.ts';
 import { usernameSafe } from './username.ts';
 
 export type UserRow = Selectable<UserTable>;
 
 /** Ids are 32-bit integers in every dialect; anything else cannot name a user and is never sent to SQL. */
-export const isPossibleUserId = (id: number): boolean =>
-  Number.isInteger(id) && id >= 1 && id <= 2_147_483_647;
+export const isPossibleUserId = (id: number): boolean => Number.isInteger(id) && id >= 1 && id <= MAX_ID;
 
 export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
   if (!isPossibleUserId(id)) return undefined;

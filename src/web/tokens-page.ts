@@ -22,6 +22,7 @@ import { issueToken, nowSeconds } from '../tokens/service.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/routes.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
+import { MAX_ID } from '../store/schema.ts';
 import {
   PAGE_SCRIPT,
   SCRIPT_PATH,
@@ -44,9 +45,6 @@ export const EXPIRY_CHOICES = [
   { value: String(365 * DAY), label: 'In 1 year' },
 ] as const;
 
-/** Largest id a token can have (a 32-bit signed integer column). */
-const MAX_TOKEN_ID = 2_147_483_647;
-
 const HIDDEN = { schema: { hide: true } } as const;
 
 /** Privileges the user may put on a token, in table order (Read is never granted). */
@@ -63,7 +61,7 @@ const formField = (body: unknown, name: string): unknown =>
 function parseTokenId(raw: string): number | undefined {
   if (!/^\d{1,10}$/.test(raw)) return undefined;
   const id = Number(raw);
-  return id >= 1 && id <= MAX_TOKEN_ID ? id : undefined;
+  return id >= 1 && id <= MAX_ID ? id : undefined;
 }
 
 export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {

@@ -1,5 +1,6 @@
 // tokend token …: issue, list and revoke API tokens without HTTP (same service as POST /v1/tokens).
 import { isBanned, limit, tokenPrivilegeNames } from '../../privileges.ts';
+import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../../tokens/routes.ts';
 import { issueToken, nowSeconds } from '../../tokens/service.ts';
@@ -7,8 +8,6 @@ import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '
 import { table } from '../format.ts';
 import { requireUser } from '../lookup.ts';
 import { parseTokenPrivileges } from '../privilege-option.ts';
-
-const MAX_TOKEN_ID = 2_147_483_647;
 
 const userOption: OptionSpec = {
   type: 'string',
@@ -115,7 +114,7 @@ const revoke: LeafCommand = {
   summary: 'Delete a token by its id (it stops working at once)',
   options: { id: { type: 'string', value: 'N', required: true, description: 'the token id' } },
   async run(args, ctx) {
-    const id = args.integer('id', 1, MAX_TOKEN_ID);
+    const id = args.integer('id', 1, MAX_ID);
     const store = await ctx.store();
     if (!(await deleteTokenById(store.db, id))) throw new CliError(`no token with id ${id}`);
     return { json: { id, revoked: true }, text: `Token ${id} revoked.` };

@@ -1,6 +1,7 @@
 // tokend user …: create users and manage their privileges, bans and passwords.
 import { isBanned, UserPrivilege, userPrivilegeNames } from '../../privileges.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
+import { MAX_ID } from '../../store/schema.ts';
 import { CURRENT_PASSWORD_VERSION, LEGACY_PASSWORD_VERSION } from '../../users/passwords.ts';
 import {
   findUserById,
@@ -20,7 +21,6 @@ import { parseUserPrivileges } from '../privilege-option.ts';
 
 /** UserPublic + UserNormal: an ordinary active user. */
 const ACTIVE = UserPrivilege.UserPublic | UserPrivilege.UserNormal;
-const MAX_USER_ID = 2_147_483_647;
 const MAX_USERNAME_LENGTH = 255;
 
 const userOption: OptionSpec = {
@@ -72,7 +72,7 @@ const create: LeafCommand = {
     const username = args.string('username').trim();
     if (username === '' || username.length > MAX_USERNAME_LENGTH)
       throw new CliError(`--username: expected 1 to ${MAX_USERNAME_LENGTH} characters`, args.command);
-    const id = args.optionalInteger('id', 1, MAX_USER_ID);
+    const id = args.optionalInteger('id', 1, MAX_ID);
     const rawPrivileges = args.optionalString('privileges');
     const privileges =
       rawPrivileges === undefined ? ACTIVE : parseUserPrivileges(rawPrivileges, args.command);
