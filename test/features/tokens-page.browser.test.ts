@@ -1,43 +1,14 @@
 // The token page in a real browser (headless Chromium via playwright-core): sign in, create a token with the
 // keyboard only, copy its secret, revoke after the confirmation; and the same without JavaScript.
 // Screenshots go to test/artifacts/tokens-*.png.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { build, body, type Harness } from '../helpers/app.ts';
-import { IN_CI } from '../helpers/dialects.ts';
+import { mkdirSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { build, body } from '../helpers/app.ts';
+import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
 import { TokenPrivilege } from '../../src/privileges.ts';
 import { nowSeconds } from '../../src/tokens/service.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
-const missing = !existsSync(CHROMIUM);
-const skip = missing && !IN_CI ? `${CHROMIUM} is not installed` : false;
-
-async function launch(t: TestContext): Promise<Browser> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-    ],
-    timeout: 30_000,
-  });
-  t.after(() => browser.close());
-  return browser;
-}
-
-async function serve(h: Harness): Promise<string> {
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = h.app.server.address();
-  assert.ok(address && typeof address === 'object');
-  return `http://127.0.0.1:${address.port}`;
-}
 
 /** Problems the page reports to the console (a CSP violation, a script error). */
 function watchConsole(page: Page): string[] {
@@ -76,11 +47,11 @@ async function tabTo(page: Page, selector: string): Promise<void> {
 describe('token page in a real browser [sqlite]', () => {
   it(
     'creates a token with the keyboard only, copies its secret, and revokes a token',
-    { skip, timeout: 90_000 },
+    { skip: skipWithoutChromium, timeout: 90_000 },
     async (t) => {
       mkdirSync(ARTIFACTS, { recursive: true });
       const h = await build(t, 'sqlite');
-      const origin = await serve(h);
+      const origin = await serveOnLoopback(h);
       const user = await h.createUser({ username: 'player_one', password: 'correct horse' });
       const old = await h.createToken(user.id, {
         description: 'score uploader',
@@ -92,7 +63,7 @@ describe('token page in a real browser [sqlite]', () => {
         .where('id', '=', old.id)
         .execute();
 
-      const browser = await launch(t);
+      const browser = await launchChromium(t);
       const context = await browser.newContext({ viewport: { width: 900, height: 760 } });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
       const page = await context.newPage();
@@ -169,13 +140,13 @@ describe('token page in a real browser [sqlite]', () => {
 
   it(
     'works without JavaScript: the secret is shown in a selectable field',
-    { skip, timeout: 90_000 },
+    { skip: skipWithoutChromium, timeout: 90_000 },
     async (t) => {
       mkdirSync(ARTIFACTS, { recursive: true });
       const h = await build(t, 'sqlite');
-      const origin = await serve(h);
+      const origin = await serveOnLoopback(h);
       await h.createUser({ username: 'no_script', password: 'plain forms' });
-      const browser = await launch(t);
+      const browser = await launchChromium(t);
       const context = await browser.newContext({
         javaScriptEnabled: false,
         viewport: { width: 900, height: 700 },
@@ -218,12 +189,12 @@ describe('token page in a real browser [sqlite]', () => {
 describe('API reference page in a real browser [sqlite]', () => {
   it(
     'renders every operation of the document under the security headers',
-    { skip, timeout: 90_000 },
+    { skip: skipWithoutChromium, timeout: 90_000 },
     async (t) => {
       mkdirSync(ARTIFACTS, { recursive: true });
       const h = await build(t, 'sqlite');
-      const origin = await serve(h);
-      const browser = await launch(t);
+      const origin = await serveOnLoopback(h);
+      const browser = await launchChromium(t);
       const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
       page.setDefaultTimeout(15_000);
       const problems = watchConsole(page);

@@ -2,16 +2,12 @@
 // sign in, read the consent page (screenshot in test/artifacts/consent.png), Allow, exchange; then Deny.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
 import { build, body } from '../helpers/app.ts';
-import { IN_CI } from '../helpers/dialects.ts';
+import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
 import { exchangeCode, pkcePair, registerClient } from '../oauth/helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const AVATAR_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" rx="12" fill="#e0457b"/>' +
   '<circle cx="32" cy="32" r="18" fill="#fff"/><circle cx="32" cy="32" r="8" fill="#e0457b"/></svg>';
@@ -33,18 +29,13 @@ async function startClientApp(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${address.port}` };
 }
 
-const missing = !existsSync(CHROMIUM);
-
 describe('consent in a real browser [sqlite]', () => {
   it(
     'signs in, shows the consent page, Allow leads back with a code; Deny with access_denied',
-    { skip: missing && !IN_CI ? `${CHROMIUM} is not installed` : false, timeout: 90_000 },
+    { skip: skipWithoutChromium, timeout: 90_000 },
     async (t) => {
       const h = await build(t, 'sqlite');
-      await h.app.listen({ port: 0, host: '127.0.0.1' });
-      const address = h.app.server.address();
-      assert.ok(address && typeof address === 'object');
-      const origin = `http://127.0.0.1:${address.port}`;
+      const origin = await serveOnLoopback(h);
 
       const app = await startClientApp();
       t.after(() => new Promise<void>((resolve) => app.server.close(() => resolve())));
@@ -58,21 +49,7 @@ describe('consent in a real browser [sqlite]', () => {
         redirectUris: [`${app.origin}/callback`],
       });
 
-      const browser: Browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-        timeout: 30_000,
-      });
-      t.after(() => browser.close());
+      const browser = await launchChromium(t);
       const page = await browser.newPage({ viewport: { width: 520, height: 640 } });
       page.setDefaultTimeout(15_000);
 

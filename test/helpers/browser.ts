@@ -1,0 +1,45 @@
+// Headless Chromium for the browser tests: playwright-core drives the system's Chromium against the app
+// served on a loopback port.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import type { TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import type { Harness } from './app.ts';
+import { IN_CI } from './dialects.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Where the browser tests put their screenshots. */
+export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+
+/** The skip reason when Chromium is not installed, else false; with CI=true a missing Chromium fails. */
+export const skipWithoutChromium = !existsSync(CHROMIUM) && !IN_CI ? `${CHROMIUM} is not installed` : false;
+
+/** A headless Chromium with its background traffic off, closed after the test. */
+export async function launchChromium(t: TestContext): Promise<Browser> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    timeout: 30_000,
+  });
+  t.after(() => browser.close());
+  return browser;
+}
+
+/** Serves the test's app on a free loopback port; returns its origin. */
+export async function serveOnLoopback(h: Harness): Promise<string> {
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = h.app.server.address();
+  assert.ok(address && typeof address === 'object');
+  return `http://127.0.0.1:${address.port}`;
+}
