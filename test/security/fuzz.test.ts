@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { build, type Harness } from '../helpers/app.ts';
+import { within } from '../reliability/support.ts';
 import { TokenPrivilege } from '../../src/privileges.ts';
 
 const RUNS = { bodies: 8000, queries: 6000, credentials: 6000, raw: 1000 };
@@ -370,7 +371,9 @@ describe('fuzzing the v1 API', () => {
             ? `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n`
             : '') +
           '\r\n';
-        const raw = await within(5000, () =>
+        const raw = await within(
+          5000,
+          'the raw request',
           sendRaw(port, Buffer.concat([Buffer.from(head, 'latin1'), payload]), halfClose),
         );
         const response = parseResponse(raw);
@@ -447,18 +450,4 @@ function parseResponse(
     body = rest.subarray(0, length);
   }
   return { status: Number(m[1]), headers, body: body.toString('utf8') };
-}
-
-async function within<T>(ms: number, run: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      run(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
