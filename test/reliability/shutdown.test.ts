@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
 import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
-import { seedUsers, within, eventually } from './support.ts';
+import { seedUsers, within, eventually, sleep } from './support.ts';
 
 const IN_FLIGHT = 24;
 const USED_TOKENS = 10;
@@ -163,8 +163,14 @@ describe('graceful shutdown', () => {
     });
     assert.ok(await eventually(200, 10, async () => sent > 200), 'the load did not start');
     server.child.kill('SIGTERM');
-    // While draining, the server still listens but says it is not ready.
-    const ready = await http({ port: server.port, path: '/health/ready' });
+    // While draining, the server still listens but says it is not ready. The signal is handled
+    // asynchronously, so a probe sent at the same instant may still see the server before it; ask again
+    // (well within the 1 s drain) until the answer changes.
+    let ready = await http({ port: server.port, path: '/health/ready' });
+    for (let i = 0; i < 20 && ready.status === 200; i++) {
+      await sleep(20);
+      ready = await http({ port: server.port, path: '/health/ready' });
+    }
     assert.equal(ready.status, 503, ready.body);
     assert.equal(ready.headers.connection, 'close');
     assert.deepEqual(await within(10_000, 'exit after SIGTERM', server.exited), { code: 0, signal: null });
