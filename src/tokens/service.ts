@@ -30,9 +30,10 @@ export async function issueToken(
     /** Unix seconds; absent or null: never expires */
     expiresAt?: number | null;
   },
+  newSecret: () => string = newTokenSecret,
 ): Promise<IssuedToken> {
   for (let attempt = 1; ; attempt++) {
-    const secret = newTokenSecret();
+    const secret = newSecret();
     try {
       const id = await insertToken(db, dialect, { ...token, tokenHash: hashTokenSecret(secret) });
       return { id, secret };

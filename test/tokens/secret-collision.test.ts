@@ -1,0 +1,45 @@
+// A new secret that collides with a stored one is drawn again; a database that keeps refusing gives up.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { build } from '../helpers/app.ts';
+import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { hashTokenSecret } from '../../src/tokens/secret.ts';
+
+for (const dialect of DIALECTS) {
+  describe(`secret collisions [${dialect}]`, () => {
+    it('draws a new secret when the first ones are taken', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const token = { userId: user.id, privileges: 0, description: '', private: false, now: nowSeconds() };
+      const taken = 'a'.repeat(32);
+      await issueToken(h.store.db, h.store.dialect, token, () => taken);
+      const draws = [taken, taken, 'b'.repeat(32)];
+      const issued = await issueToken(h.store.db, h.store.dialect, token, () => draws.shift()!);
+      assert.equal(issued.secret, 'b'.repeat(32));
+      assert.equal(draws.length, 0, 'three secrets were drawn');
+      const row = await h.store.db
+        .selectFrom('tokens')
+        .select('id')
+        .where('token_hash', '=', hashTokenSecret(issued.secret))
+        .executeTakeFirst();
+      assert.equal(row?.id, issued.id);
+    });
+
+    it('gives up after five collisions instead of looping', { timeout: 10_000 }, async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const token = { userId: user.id, privileges: 0, description: '', private: false, now: nowSeconds() };
+      const taken = 'c'.repeat(32);
+      await issueToken(h.store.db, h.store.dialect, token, () => taken);
+      let draws = 0;
+      await assert.rejects(
+        issueToken(h.store.db, h.store.dialect, token, () => {
+          draws++;
+          return taken;
+        }),
+      );
+      assert.equal(draws, 5);
+    });
+  });
+}
