@@ -175,11 +175,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
 
   const readinessChecks: ReadinessCheck[] = [{ name: 'database', check: () => store.ping() }];
-  if (config.redisUrl !== undefined) {
-    const redis = redisReadiness(config.redisUrl, app.log);
-    readinessChecks.push(redis.check);
-    app.addHook('onClose', redis.close);
-  }
+  const redisLink = services.loginLimiter.redis;
+  if (redisLink) readinessChecks.push(redisReadiness(redisLink));
   await app.register(healthRoutes, { checks: readinessChecks, timeoutMs: DEFAULT_READY_TIMEOUT_MS });
 
   await app.register(

@@ -31,7 +31,8 @@ export interface LoginLimiterHooks {
   /** True when a result came from the insurance limiter rather than the shared store. */
   isFallback?: (res: RateLimiterRes) => boolean;
   log?: LinkLogger;
-  close?: () => Promise<void>;
+  /** The Redis link the shared count travels over (closed with the limiter). */
+  redis?: RedisLink;
 }
 
 export class LoginLimiter {
@@ -75,8 +76,13 @@ export class LoginLimiter {
     else log?.info({}, 'login rate limit: shared through Redis again');
   }
 
+  /** The Redis link of a shared limiter, for readiness checks; undefined when counting is local. */
+  get redis(): RedisLink | undefined {
+    return this.hooks.redis;
+  }
+
   async close(): Promise<void> {
-    await this.hooks.close?.();
+    await this.hooks.redis?.close();
   }
 }
 
@@ -178,6 +184,6 @@ export async function createLoginLimiter(settings: LimiterSettings, log: LinkLog
   return new LoginLimiter(shared, {
     isFallback: (res) => insurance.isFrom(res),
     log,
-    close: () => link.close(),
+    redis: link,
   });
 }
