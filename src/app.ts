@@ -13,13 +13,13 @@ import { tokenRoutes } from './tokens/routes.ts';
 import { pingRoutes } from './users/ping-route.ts';
 import type { BearerTokenStore } from './http/identity.ts';
 import { identityPlugin } from './http/plugin.ts';
-import { securityHeaders } from './http/security-headers.ts';
+import { apiSecurityHeaders } from './http/security-headers.ts';
 import { OAuthBearerTokens } from './oauth/bearer-store.ts';
 import { authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { HttpError, makeErrorHandler, notFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
-import { echoRequestId, requestIdFor } from './http/logging.ts';
+import { requestIdFor } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin } from './metrics/plugin.ts';
@@ -144,20 +144,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     done(new HttpError(415, 'Unsupported Content-Type: send the body as application/json.'), undefined);
   });
 
-  await app.register(securityHeaders, {
-    contentSecurityPolicy: {
-      directives: {
-        'frame-ancestors': ["'none'"],
-        // The OAuth consent form redirects to the client's registered URI, which form-action would block.
-        'form-action': null,
-        'upgrade-insecure-requests': null,
-      },
-    },
-    // JSONP answers are loaded by script tags on other sites.
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
-  });
+  await app.register(apiSecurityHeaders);
   await app.register(cookie);
   await app.register(identityPlugin, {
     findToken: tokenLookup(store.db),
@@ -168,7 +155,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));
   app.setNotFoundHandler(notFound);
-  app.addHook('onRequest', echoRequestId);
 
   // Before every route: the API document collects routes as they are added, and metrics count each route.
   await registerDocs(app, config.basePath);

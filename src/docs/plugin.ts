@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { envelopeProperties } from '../http/envelope.ts';
+import { useDocumentHeaders } from '../http/security-headers.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -104,8 +105,12 @@ export async function registerDocs(app: FastifyInstance, basePath: string): Prom
     async () => app.swagger(),
   );
 
-  await app.register(swaggerUi, {
-    routePrefix: docsPath(basePath),
-    uiConfig: { deepLinking: true, docExpansion: 'list' },
+  // The reference page is a document: helmet's headers, in a context of its own.
+  await app.register(async (page) => {
+    useDocumentHeaders(page);
+    await page.register(swaggerUi, {
+      routePrefix: docsPath(basePath),
+      uiConfig: { deepLinking: true, docExpansion: 'list' },
+    });
   });
 }

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_ERROR_MESSAGE, sendEnvelope } from '../http/envelope.ts';
+import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
 
 /**
  * Closes, at once, any connection beyond `max` open ones from the same socket address, so one host
@@ -51,13 +52,8 @@ function clientErrorStatus(code: string | undefined): number {
   return 400;
 }
 
-// Refusals below the router skip helmet's hooks: these are the headers that matter on an error answer.
-const REFUSAL_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-};
+// Refusals below the router skip the app's hooks; they carry the API's security headers all the same.
+const REFUSAL_HEADERS = API_SECURITY_HEADERS;
 
 /** Fastify's clientErrorHandler: the parser's refusals answer with the envelope too, then close. */
 export function answerClientError(err: Error & { code?: string }, socket: Socket): void {

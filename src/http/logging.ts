@@ -2,7 +2,7 @@
 // Every request's lines carry its id (reqId), which the response echoes as X-Request-Id.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyRequest, FastifyServerOptions } from 'fastify';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 /** What an incoming request id may look like to be kept: short, and safe in a log line and a header. */
@@ -12,10 +12,6 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 export function requestIdFor(request: IncomingMessage): string {
   const incoming = request.headers[REQUEST_ID_HEADER];
   return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-}
-
-export async function echoRequestId(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  reply.header(REQUEST_ID_HEADER, request.id);
 }
 
 const SECRET_QUERY_PARAMS =

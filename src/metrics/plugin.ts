@@ -2,7 +2,7 @@
 // so each request is counted under its route pattern, never its raw URL.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
 import type { TokendMetrics } from './metrics.ts';
 
@@ -38,8 +38,9 @@ const metricsSchema = {
 
 export const metricsPlugin = fp<MetricsOptions>(
   async (app, { metrics, token }) => {
-    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       metrics.request(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+      done();
     });
 
     const expected = token === undefined ? undefined : digest(token);

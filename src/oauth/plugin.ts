@@ -14,6 +14,7 @@ import { tokenEndpoint } from './endpoints/token.ts';
 import { deleteExpiredOAuthRows } from './repository.ts';
 import { sendOAuthError } from './respond.ts';
 import { doc } from './route-doc.ts';
+import { useDocumentHeaders } from '../http/security-headers.ts';
 
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter } = app.tokend;
@@ -42,6 +43,7 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
 
   // Front channel: the browser's pages, CSRF-protected forms, errors as pages.
   await app.register(async (pages) => {
+    useDocumentHeaders(pages);
     await pages.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
     pages.setErrorHandler(sendPageError);
     pages.get('/oauth/authorize', doc('The consent page (RFC 6749 §4.1.1)'), authorizeGetEndpoint(deps));

@@ -23,6 +23,7 @@ import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/routes.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
+import { useDocumentHeaders } from '../http/security-headers.ts';
 import {
   PAGE_SCRIPT,
   SCRIPT_PATH,
@@ -66,6 +67,7 @@ function parseTokenId(raw: string): number | undefined {
 
 export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
   const { store, lastUsed, metrics } = app.tokend;
+  useDocumentHeaders(app);
   await app.register(formbody);
   await app.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
   app.setErrorHandler(sendPageError);

@@ -1,20 +1,38 @@
-// Security headers (helmet) are on every kind of answer: v1 JSON, JSONP, 404s, errors, health.
+// Security headers are on every kind of answer: the API set on v1 JSON, JSONP, 404s, errors, health;
+// helmet's full set on top for the pages (sign-in, consent, token page, API reference).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { build, body } from '../helpers/app.ts';
 
+/** The OWASP REST set, on every answer. */
 function assertSecurityHeaders(r: LightMyRequestResponse, what: string) {
   const h = r.headers;
   assert.equal(h['x-content-type-options'], 'nosniff', `${what}: x-content-type-options`);
   assert.equal(h['x-frame-options'], 'DENY', `${what}: x-frame-options`);
   assert.match(String(h['content-security-policy']), /frame-ancestors 'none'/, `${what}: csp`);
-  assert.match(String(h['content-security-policy']), /default-src 'self'/, `${what}: csp`);
   assert.match(String(h['strict-transport-security']), /max-age=\d+/, `${what}: hsts`);
+  assert.equal(h['x-powered-by'], undefined, `${what}: x-powered-by`);
+}
+
+/** JSON answers: nothing may run, load or be cached. */
+function assertApiHeaders(r: LightMyRequestResponse, what: string) {
+  assertSecurityHeaders(r, what);
+  assert.equal(r.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", what);
+  assert.equal(r.headers['cache-control'], 'no-store', `${what}: cache-control`);
+  assert.match(String(r.headers['x-request-id']), /^[0-9a-f-]{36}$/, `${what}: x-request-id`);
+}
+
+/** Pages: helmet's headers for documents as well. */
+function assertDocumentHeaders(r: LightMyRequestResponse, what: string) {
+  assertSecurityHeaders(r, what);
+  const h = r.headers;
+  assert.match(String(h['content-type']), /^text\/html/, `${what}: a page`);
   assert.equal(h['referrer-policy'], 'no-referrer', `${what}: referrer-policy`);
   assert.equal(h['cross-origin-opener-policy'], 'same-origin', `${what}: coop`);
+  assert.equal(h['cross-origin-resource-policy'], 'same-origin', `${what}: corp`);
   assert.equal(h['x-dns-prefetch-control'], 'off', `${what}: x-dns-prefetch-control`);
-  assert.equal(h['x-powered-by'], undefined, `${what}: x-powered-by`);
+  assert.equal(h['origin-agent-cluster'], '?1', `${what}: origin-agent-cluster`);
 }
 
 describe('security headers', () => {
@@ -58,7 +76,9 @@ describe('security headers', () => {
     for (const [what, send, status] of cases) {
       const r = await send();
       assert.equal(r.statusCode, status, `${what}: ${r.body}`);
-      assertSecurityHeaders(r, what);
+      assertApiHeaders(r, what);
+      // the document-only headers stay off JSON answers
+      assert.equal(r.headers['cross-origin-opener-policy'], undefined, `${what}: no coop`);
     }
     // JSONP must stay loadable by a script tag on another site.
     const jsonp = await h.api({ method: 'GET', path: '/ping?callback=cb' });
@@ -77,7 +97,30 @@ describe('security headers', () => {
       const r = await send();
       assert.ok(r.statusCode === 500 || r.statusCode === 503, `${what}: ${r.statusCode} ${r.body}`);
       assert.equal(body(r).code, r.statusCode);
-      assertSecurityHeaders(r, what);
+      assertApiHeaders(r, what);
     }
+  });
+
+  it("pages add helmet's headers for documents and keep their own policy", async (t) => {
+    const h = await build(t, 'sqlite');
+    const login = await h.app.inject({ method: 'GET', url: '/login' });
+    assert.equal(login.statusCode, 200);
+    assertDocumentHeaders(login, 'sign-in page');
+    // the page's own policy (its stylesheet's hash), not the API's or helmet's
+    assert.match(String(login.headers['content-security-policy']), /^default-src 'none'; style-src 'sha256-/);
+    assert.equal(login.headers['cache-control'], 'no-store');
+
+    const tokensPage = await h.app.inject({ method: 'GET', url: '/tokens' });
+    assert.ok(tokensPage.statusCode < 400, `token page: ${tokensPage.statusCode}`);
+    assertSecurityHeaders(tokensPage, 'token page');
+    assert.equal(tokensPage.headers['referrer-policy'], 'no-referrer');
+
+    const docs = await h.app.inject({ method: 'GET', url: '/api/docs/' });
+    assert.equal(docs.statusCode, 200);
+    assertDocumentHeaders(docs, 'API reference');
+    assert.match(String(docs.headers['content-security-policy']), /default-src 'self'/);
+    // the API document next to it is an API answer
+    const openapi = await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+    assertApiHeaders(openapi, 'openapi.json');
   });
 });
