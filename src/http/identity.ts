@@ -18,6 +18,8 @@ export interface TokenIdentity {
   privileges: number;
   description: string;
   lastUpdated: number;
+  /** the owner's users.tokens_version, read with the token (validates listing snapshots) */
+  ownerTokensVersion: number;
 }
 
 export interface BearerClient {
@@ -79,6 +81,7 @@ export function makeIdentify(deps: IdentityDeps) {
       privileges: effectivePrivileges(row.privileges, row.user_privileges),
       description: row.description,
       lastUpdated: now,
+      ownerTokensVersion: row.user_tokens_version,
     };
   };
 }

@@ -185,6 +185,87 @@ const listingIndex: MigrationFactory = (dialect) => {
   };
 };
 
+/**
+ * users.tokens_version counts every change to the set of a user's listed tokens: database triggers bump it
+ * when a token is inserted or deleted, or moves between users, visibility or expiry. Whatever makes the
+ * change (the API, the CLI, the expiry sweep, an import, an operator's SQL), the version moves with it, so
+ * a snapshot of a user's token ids taken at one version can be trusted for as long as the version holds
+ * (src/tokens/listing-snapshots.ts: deep pages without walking the index). Updates of last_updated and
+ * privileges leave it alone.
+ */
+const tokensVersion: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .alterTable('users')
+      .addColumn('tokens_version', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
+    const bump = (userId: string) =>
+      `UPDATE users SET tokens_version = tokens_version + 1 WHERE id = ${userId}`;
+    if (dialect === 'sqlite') {
+      await sql
+        .raw(`CREATE TRIGGER tokens_version_insert AFTER INSERT ON tokens BEGIN ${bump('NEW.user_id')}; END`)
+        .execute(db);
+      await sql
+        .raw(`CREATE TRIGGER tokens_version_delete AFTER DELETE ON tokens BEGIN ${bump('OLD.user_id')}; END`)
+        .execute(db);
+      await sql
+        .raw(
+          'CREATE TRIGGER tokens_version_update AFTER UPDATE OF user_id, private, expires_at ON tokens ' +
+            `BEGIN ${bump('OLD.user_id')}; ${bump('NEW.user_id')}; END`,
+        )
+        .execute(db);
+    } else if (dialect === 'postgres') {
+      await sql
+        .raw(
+          `CREATE FUNCTION tokens_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP <> 'INSERT' THEN ${bump('OLD.user_id')}; END IF;
+  IF TG_OP <> 'DELETE' THEN ${bump('NEW.user_id')}; END IF;
+  RETURN NULL;
+END $$`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          'CREATE TRIGGER tokens_version AFTER INSERT OR DELETE OR UPDATE OF user_id, private, expires_at ' +
+            'ON tokens FOR EACH ROW EXECUTE FUNCTION tokens_version_bump()',
+        )
+        .execute(db);
+    } else {
+      // MySQL has no UPDATE OF: the update trigger compares the columns itself. With binary logging on,
+      // creating triggers needs SUPER or log_bin_trust_function_creators=1 (docs/running-at-scale.md).
+      await sql
+        .raw(
+          `CREATE TRIGGER tokens_version_insert AFTER INSERT ON tokens FOR EACH ROW ${bump('NEW.user_id')}`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          `CREATE TRIGGER tokens_version_delete AFTER DELETE ON tokens FOR EACH ROW ${bump('OLD.user_id')}`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          `CREATE TRIGGER tokens_version_update AFTER UPDATE ON tokens FOR EACH ROW
+IF NOT (NEW.user_id <=> OLD.user_id AND NEW.private <=> OLD.private AND NEW.expires_at <=> OLD.expires_at) THEN
+  ${bump('OLD.user_id')}; ${bump('NEW.user_id')};
+END IF`,
+        )
+        .execute(db);
+    }
+  },
+  async down(db: AnyDb) {
+    if (dialect === 'postgres') {
+      await sql`DROP TRIGGER tokens_version ON tokens`.execute(db);
+      await sql`DROP FUNCTION tokens_version_bump()`.execute(db);
+    } else {
+      for (const name of ['tokens_version_insert', 'tokens_version_delete', 'tokens_version_update'])
+        await sql.raw(`DROP TRIGGER ${name}`).execute(db);
+    }
+    await db.schema.alterTable('users').dropColumn('tokens_version').execute();
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -192,6 +273,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0003_token_expiry', tokenExpiry],
   ['0004_exact_usernames', exactUsernames],
   ['0005_listing_index', listingIndex],
+  ['0006_tokens_version', tokensVersion],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -48,6 +48,8 @@ export interface TokenWithOwner {
   description: string;
   last_updated: number;
   user_privileges: number;
+  /** the owner's users.tokens_version (see listing-snapshots.ts) */
+  user_tokens_version: number;
 }
 
 /**
@@ -66,6 +68,7 @@ export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwn
       'tokens.description',
       'tokens.last_updated',
       'users.privileges as user_privileges',
+      'users.tokens_version as user_tokens_version',
     ])
     .where('tokens.token_hash', '=', '')
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]))
@@ -78,27 +81,52 @@ export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwn
   };
 }
 
+/**
+ * A page of the user's public, unexpired tokens in id order: `limit` of them after skipping `offset`, from
+ * the token `fromId` on when given (a keyset page: see listing-snapshots.ts).
+ */
 export async function listPublicTokens(
   db: Db,
   userId: number,
   limit: number,
   offset: number,
   now: number = Math.floor(Date.now() / 1000),
+  fromId?: number,
 ): Promise<ListedToken[]> {
-  const rows = await db
+  let query = db
     .selectFrom('tokens')
     .select(['id', 'privileges', 'description', 'last_updated', 'expires_at'])
     .where('user_id', '=', userId)
     .where('private', '=', 0)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .orderBy('id')
-    .limit(limit)
-    .offset(offset)
-    .execute();
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+  if (fromId !== undefined) query = query.where('id', '>=', fromId);
+  const rows = await query.orderBy('id').limit(limit).offset(offset).execute();
   // Tokens without an expiry carry exactly the spec's four fields.
   return rows.map(({ expires_at, ...token }) =>
     expires_at === null ? token : { ...token, expires_at: Number(expires_at) },
   );
+}
+
+/**
+ * Every public token id of the user, ascending, with its expiry, and the owner's tokens_version, read in
+ * one statement so that the ids are exactly those of that version.
+ */
+export async function publicTokenIds(
+  db: Db,
+  userId: number,
+): Promise<{ version: number; tokens: Array<{ id: number; expires_at: number | null }> }> {
+  const rows = await db
+    .selectFrom('users')
+    .leftJoin('tokens', (join) => join.onRef('tokens.user_id', '=', 'users.id').on('tokens.private', '=', 0))
+    .select(['users.tokens_version as version', 'tokens.id as id', 'tokens.expires_at as expires_at'])
+    .where('users.id', '=', userId)
+    .orderBy('tokens.id')
+    .execute();
+  const version = rows.length === 0 ? -1 : Number(rows[0]!.version);
+  const tokens = rows.flatMap((r) =>
+    r.id === null ? [] : [{ id: r.id, expires_at: r.expires_at === null ? null : Number(r.expires_at) }],
+  );
+  return { version, tokens };
 }
 
 /** One unexpired public token of this user, or undefined (also when the id is someone else's). */

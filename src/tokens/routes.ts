@@ -5,6 +5,7 @@ import { identityOf } from '../http/plugin.ts';
 import type { Identity } from '../http/identity.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../privileges.ts';
 import { listPublicTokens, deleteTokenById, deletePublicTokenOfUser } from './repository.ts';
+import { ListingSnapshots, SNAPSHOT_CAPACITY } from './listing-snapshots.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
@@ -171,6 +172,9 @@ export function lacksPrivileges(
 
 export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter, lastUsed, bearerTokens, jobs } = app.tokend;
+  const listings = new ListingSnapshots(SNAPSHOT_CAPACITY, (held) =>
+    app.tokend.metrics.deepPages.inc({ snapshot: held ? 'hit' : 'miss' }),
+  );
 
   async function create(request: FastifyRequest<{ Body: CreateBody }>, reply: FastifyReply) {
     const body = request.body;
@@ -243,7 +247,11 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       if (identity.kind === 'none')
         return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
       const { limit, offset } = paginate(request.query.p, request.query.l);
-      const rows = await listPublicTokens(store.db, identity.userId, limit, offset);
+      const now = Math.floor(Date.now() / 1000);
+      const rows =
+        identity.kind === 'token'
+          ? await listings.page(store.db, identity.userId, identity.ownerTokensVersion, limit, offset, now)
+          : await listPublicTokens(store.db, identity.userId, limit, offset, now);
       const tokens = rows.map((t) => {
         const pending = lastUsed.pendingUse(t.id);
         return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;
