@@ -1,6 +1,11 @@
 // The Redis link (REDIS_URL): fails fast while Redis is away, reconnects by itself, and logs each outage
 // once when it starts and once when it ends (never per request, never the URL, which may hold a password).
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+
+// ioredis is loaded with the first link, so a process without REDIS_URL never loads it (MBs of idle memory).
+// The link is made synchronously, hence require (ioredis is a CommonJS package) rather than import().
+const load = createRequire(import.meta.url);
 
 export interface LinkLogger {
   warn(obj: object, msg: string): void;
@@ -27,7 +32,8 @@ export class RedisLink {
 
   constructor(url: string, log: LinkLogger, timeouts: RedisTimeouts = DEFAULT_REDIS_TIMEOUTS) {
     this.log = log;
-    this.client = new Redis(url, {
+    const { Redis: RedisClient } = load('ioredis') as { Redis: typeof Redis };
+    this.client = new RedisClient(url, {
       // A command sent while disconnected fails at once instead of waiting in a queue.
       enableOfflineQueue: false,
       // Commands in flight when the connection drops fail at once instead of being replayed later.

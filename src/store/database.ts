@@ -15,8 +15,9 @@ import {
   type PostgresPoolClient,
   type PostgresQueryResult,
 } from 'kysely';
-import pg from 'pg';
-import { createPool as createMysqlPool, type Pool as RawMysqlPool, type PoolConnection } from 'mysql2';
+// The drivers are loaded by makeKysely, only for the dialect configured (each costs MBs of idle memory).
+import type pg from 'pg';
+import type { Pool as RawMysqlPool, PoolConnection } from 'mysql2';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import { NodeSqliteDatabase } from './node-sqlite.ts';
@@ -61,8 +62,16 @@ export const DEFAULT_TIMEOUT_MS = 2000;
 /** Migrations may wait for another instance's migration lock and may rewrite whole tables. */
 const MIGRATION_QUERY_TIMEOUT_MS = 10 * 60_000;
 
-// pg returns BIGINT as strings by default; every BIGINT here (privileges, timestamps) fits in 2^53.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+let postgresDriver: Promise<typeof pg> | undefined;
+
+/** pg, loaded on first use; it returns BIGINT as strings by default, and every BIGINT here fits in 2^53. */
+function loadPostgresDriver(): Promise<typeof pg> {
+  postgresDriver ??= import('pg').then(({ default: driver }) => {
+    driver.types.setTypeParser(driver.types.builtins.INT8, (v) => Number(v));
+    return driver;
+  });
+  return postgresDriver;
+}
 
 interface PoolLimits {
   poolSize: number;
@@ -75,10 +84,11 @@ interface PoolLimits {
  * lost answer, and every later query on it would queue behind that answer.
  */
 class PostgresPoolWithTimeouts implements PostgresPool {
-  readonly Client = pg.Client;
+  readonly Client: typeof pg.Client;
   private readonly pool: pg.Pool;
   private readonly clients = new WeakMap<pg.PoolClient, PostgresClientWithTimeouts>();
-  constructor(pool: pg.Pool) {
+  constructor(driver: typeof pg, pool: pg.Pool) {
+    this.Client = driver.Client;
     this.pool = pool;
   }
   get options(): object {
@@ -201,7 +211,7 @@ class MysqlConnectionWithTimeout {
   }
 }
 
-function makeKysely(config: DatabaseConfig, limits: PoolLimits): Db {
+async function makeKysely(config: DatabaseConfig, limits: PoolLimits): Promise<Db> {
   switch (config.kind) {
     case 'sqlite': {
       if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
@@ -210,6 +220,7 @@ function makeKysely(config: DatabaseConfig, limits: PoolLimits): Db {
       });
     }
     case 'postgres': {
+      const pg = await loadPostgresDriver();
       const pool = new pg.Pool({
         connectionString: config.url,
         max: limits.poolSize,
@@ -221,7 +232,7 @@ function makeKysely(config: DatabaseConfig, limits: PoolLimits): Db {
       // An idle client that loses its server emits here; the pool replaces it on the next checkout.
       pool.on('error', () => {});
       const db = new Kysely<Database>({
-        dialect: new PostgresDialect({ pool: new PostgresPoolWithTimeouts(pool) }),
+        dialect: new PostgresDialect({ pool: new PostgresPoolWithTimeouts(pg, pool) }),
       });
       POOL_STATS.set(db, () => ({
         total: pool.totalCount,
@@ -232,6 +243,7 @@ function makeKysely(config: DatabaseConfig, limits: PoolLimits): Db {
       return db;
     }
     case 'mysql': {
+      const { createPool: createMysqlPool } = await import('mysql2');
       const pool = createMysqlPool({
         uri: config.url,
         connectionLimit: limits.poolSize,
@@ -256,7 +268,7 @@ export async function migrateDatabase(
   config: DatabaseConfig,
   options: { timeoutMs?: number } = {},
 ): Promise<string[]> {
-  const migrationDb = makeKysely(config, {
+  const migrationDb = await makeKysely(config, {
     poolSize: 2,
     connectTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     queryTimeoutMs: MIGRATION_QUERY_TIMEOUT_MS,
@@ -270,7 +282,7 @@ export async function migrateDatabase(
 
 export async function openStore(config: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const db = makeKysely(config, {
+  const db = await makeKysely(config, {
     poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
     connectTimeoutMs: timeoutMs,
     queryTimeoutMs: timeoutMs,
