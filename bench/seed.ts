@@ -225,7 +225,7 @@ async function main(): Promise<void> {
   };
   for (const [k, v] of Object.entries(spec))
     if (!Number.isInteger(v) || v < 0) throw new Error(`--${k} must be a non-negative integer`);
-  const store = await openStore(parseDatabaseUrl(url));
+  const store = await openStore(parseDatabaseUrl(url), { poolSize: 2, timeoutMs: 60_000 });
   try {
     const result = await seed(store, spec);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -215,20 +215,39 @@ const tokensVersion: MigrationFactory = (dialect) => ({
         )
         .execute(db);
     } else if (dialect === 'postgres') {
+      // Inserts and deletes bump once per statement and user (a bulk load or a sweep runs one UPDATE per
+      // statement, not per row); PostgreSQL allows transition tables only without a column list, so
+      // updates of the three columns bump per row.
+      const bumpAll = (rows: string) =>
+        `UPDATE users SET tokens_version = tokens_version + 1 WHERE id IN (SELECT user_id FROM ${rows})`;
       await sql
         .raw(
           `CREATE FUNCTION tokens_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP <> 'INSERT' THEN ${bump('OLD.user_id')}; END IF;
-  IF TG_OP <> 'DELETE' THEN ${bump('NEW.user_id')}; END IF;
+  IF TG_OP = 'INSERT' THEN ${bumpAll('new_tokens')};
+  ELSIF TG_OP = 'DELETE' THEN ${bumpAll('old_tokens')};
+  ELSE ${bump('OLD.user_id')}; ${bump('NEW.user_id')};
+  END IF;
   RETURN NULL;
 END $$`,
         )
         .execute(db);
       await sql
         .raw(
-          'CREATE TRIGGER tokens_version AFTER INSERT OR DELETE OR UPDATE OF user_id, private, expires_at ' +
-            'ON tokens FOR EACH ROW EXECUTE FUNCTION tokens_version_bump()',
+          'CREATE TRIGGER tokens_version_insert AFTER INSERT ON tokens REFERENCING NEW TABLE AS new_tokens ' +
+            'FOR EACH STATEMENT EXECUTE FUNCTION tokens_version_bump()',
+        )
+        .execute(db);
+      await sql
+        .raw(
+          'CREATE TRIGGER tokens_version_delete AFTER DELETE ON tokens REFERENCING OLD TABLE AS old_tokens ' +
+            'FOR EACH STATEMENT EXECUTE FUNCTION tokens_version_bump()',
+        )
+        .execute(db);
+      await sql
+        .raw(
+          'CREATE TRIGGER tokens_version_update AFTER UPDATE OF user_id, private, expires_at ON tokens ' +
+            'FOR EACH ROW EXECUTE FUNCTION tokens_version_bump()',
         )
         .execute(db);
     } else {
@@ -255,13 +274,11 @@ END IF`,
     }
   },
   async down(db: AnyDb) {
-    if (dialect === 'postgres') {
-      await sql`DROP TRIGGER tokens_version ON tokens`.execute(db);
-      await sql`DROP FUNCTION tokens_version_bump()`.execute(db);
-    } else {
-      for (const name of ['tokens_version_insert', 'tokens_version_delete', 'tokens_version_update'])
-        await sql.raw(`DROP TRIGGER ${name}`).execute(db);
-    }
+    for (const name of ['tokens_version_insert', 'tokens_version_delete', 'tokens_version_update'])
+      await sql
+        .raw(dialect === 'postgres' ? `DROP TRIGGER ${name} ON tokens` : `DROP TRIGGER ${name}`)
+        .execute(db);
+    if (dialect === 'postgres') await sql`DROP FUNCTION tokens_version_bump()`.execute(db);
     await db.schema.alterTable('users').dropColumn('tokens_version').execute();
   },
 });
