@@ -20,6 +20,7 @@ function assertApiHeaders(r: LightMyRequestResponse, what: string) {
   assertSecurityHeaders(r, what);
   assert.equal(r.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", what);
   assert.equal(r.headers['cache-control'], 'no-store', `${what}: cache-control`);
+  assert.equal(r.headers['referrer-policy'], 'no-referrer', `${what}: referrer-policy`);
   assert.match(String(r.headers['x-request-id']), /^[0-9a-f-]{36}$/, `${what}: x-request-id`);
 }
 
