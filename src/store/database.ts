@@ -17,7 +17,7 @@ import {
 } from 'kysely';
 // The drivers are loaded by makeKysely, only for the dialect configured (each costs MBs of idle memory).
 import type pg from 'pg';
-import type { Pool as RawMysqlPool, PoolConnection } from 'mysql2';
+import type { ExecuteValues, Pool as RawMysqlPool, PoolConnection } from 'mysql2';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import { NodeSqliteDatabase } from './node-sqlite.ts';
@@ -61,6 +61,19 @@ export const DEFAULT_POOL_SIZE = 10;
 export const DEFAULT_TIMEOUT_MS = 2000;
 /** Migrations may wait for another instance's migration lock and may rewrite whole tables. */
 const MIGRATION_QUERY_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * SQL texts that PostgreSQL and MySQL run as server-side prepared statements: parsed and planned once per
+ * connection, then only executed. Meant for the few fixed queries on the per-request path (the credential
+ * lookup); every other query goes as text, so no connection collects a statement per distinct IN-list.
+ */
+const PREPARED_STATEMENTS = new Map<string, string>();
+
+/** Runs this exact SQL text as a prepared statement from now on (PostgreSQL, MySQL; SQLite caches all). */
+export function prepareOnServer(sqlText: string): void {
+  if (!PREPARED_STATEMENTS.has(sqlText))
+    PREPARED_STATEMENTS.set(sqlText, `tokend_${PREPARED_STATEMENTS.size + 1}`);
+}
 
 let postgresDriver: Promise<typeof pg> | undefined;
 
@@ -121,7 +134,11 @@ class PostgresClientWithTimeouts {
   }
   async query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     try {
-      const result = await this.raw.query(sql, parameters as unknown[]);
+      const name = PREPARED_STATEMENTS.get(sql);
+      const values = parameters as unknown[];
+      const result = await (name === undefined
+        ? this.raw.query(sql, values)
+        : this.raw.query({ name, text: sql, values }));
       return result as unknown as PostgresQueryResult<R>;
     } catch (err) {
       if (err instanceof Error && err.message === 'Query read timeout') {
@@ -200,14 +217,17 @@ class MysqlConnectionWithTimeout {
     const options = { sql, timeout: this.timeoutMs };
     const values = parameters as unknown[];
     if (callback === undefined) return this.raw.query(options, values);
-    return this.raw.query(options, values, (err: unknown, result: unknown) => {
+    const done = (err: unknown, result: unknown) => {
       if (err && (err as { code?: unknown }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') {
         // The answer may still come; this connection cannot be trusted with another query.
         this.raw.destroy();
         return callback(new DatabaseTimeoutError('query', err), undefined as unknown as MysqlQueryResult);
       }
       callback(err, result as MysqlQueryResult);
-    });
+    };
+    return PREPARED_STATEMENTS.has(sql)
+      ? this.raw.execute(options, values as ExecuteValues[], done)
+      : this.raw.query(options, values, done);
   }
 }
 

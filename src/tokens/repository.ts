@@ -1,6 +1,6 @@
 // Tokens: plain functions over the database handle or a transaction.
 import { CompiledQuery, sql, type Selectable } from 'kysely';
-import type { Db, Dialect } from '../store/database.ts';
+import { prepareOnServer, type Db, type Dialect } from '../store/database.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
@@ -73,6 +73,7 @@ export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwn
     .where('tokens.token_hash', '=', '')
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]))
     .compile();
+  prepareOnServer(compiled.sql);
   // Parameters in the order of the WHERE above: the hash, then the current time.
   return async (tokenHash) => {
     const now = Math.floor(Date.now() / 1000);
