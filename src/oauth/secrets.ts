@@ -1,5 +1,6 @@
 // Random secrets for codes, tokens and client credentials, their stored form, and the PKCE S256 check.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hashTokenSecret } from '../tokens/secret.ts';
 
 /** 256 bits from the CSPRNG, base64url (43 characters). */
 export const newOAuthSecret = (): string => randomBytes(32).toString('base64url');
@@ -7,8 +8,11 @@ export const newOAuthSecret = (): string => randomBytes(32).toString('base64url'
 /** A client id: 96 random bits as 24 hex characters (public, but unguessable ids keep the table tidy). */
 export const newClientId = (): string => randomBytes(12).toString('hex');
 
-/** What is stored: SHA-256 hex. Every secret here is high-entropy, so no slow hash is needed. */
-export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
+/**
+ * What is stored: SHA-256 hex, the same form as an API token's (a bearer secret is looked up by the same
+ * hash). Every secret here is high-entropy, so no slow hash is needed.
+ */
+export const sha256Hex = hashTokenSecret;
 
 /** RFC 7636 §4.1: 43–128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~". */
 export const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
