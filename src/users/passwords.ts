@@ -2,7 +2,11 @@
 // MD5 digests). bcrypt runs on libuv's thread pool through @node-rs/bcrypt's async API, never on the
 // event loop, and at most `concurrency` at once so a login storm cannot take every worker thread.
 import { createHash } from 'node:crypto';
-import { hash, verify } from '@node-rs/bcrypt';
+import type * as Bcrypt from '@node-rs/bcrypt';
+
+// The native addon is loaded by the first hash or verification (~3 MB that an idle server never needs).
+let bcrypt: Promise<typeof Bcrypt> | undefined;
+const loadBcrypt = () => (bcrypt ??= import('@node-rs/bcrypt'));
 
 /** Password version 2: bcrypt(md5hex(password)). Version 1 is a legacy hash this API cannot verify. */
 export const CURRENT_PASSWORD_VERSION = 2;
@@ -40,10 +44,10 @@ export class PasswordHasher {
   }
 
   hash(password: string): Promise<string> {
-    return this.gate.run(() => hash(md5Hex(password), this.cost));
+    return this.gate.run(async () => (await loadBcrypt()).hash(md5Hex(password), this.cost));
   }
 
   verify(password: string, storedHash: string): Promise<boolean> {
-    return this.gate.run(() => verify(md5Hex(password), storedHash));
+    return this.gate.run(async () => (await loadBcrypt()).verify(md5Hex(password), storedHash));
   }
 }
