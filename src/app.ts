@@ -19,7 +19,7 @@ import { authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { HttpError, makeErrorHandler, notFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
-import { requestIdFor } from './http/logging.ts';
+import { requestIdFor, requestLogger } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin } from './metrics/plugin.ts';
@@ -75,6 +75,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // An incoming X-Request-Id is kept only when short and safe (see requestIdFor); it tags every log line.
     requestIdHeader: false,
     genReqId: requestIdFor,
+    childLoggerFactory: requestLogger,
     // Abuse limits (SECURITY.md): slow or oversized requests are cut off; config.ts has the defaults.
     connectionTimeout: config.http.connectionTimeoutMs,
     requestTimeout: config.http.requestTimeoutMs,

@@ -7,13 +7,13 @@ import { loggerOptions } from '../../src/http/logging.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-async function buildLogged(t: TestContext) {
+async function buildLogged(t: TestContext, level = 'info') {
   const lines: string[] = [];
   const logger = {
-    ...(loggerOptions('info') as Record<string, unknown>),
+    ...(loggerOptions(level) as Record<string, unknown>),
     stream: { write: (line: string) => void lines.push(line) },
   };
-  const h = await build(t, 'sqlite', { LOG_LEVEL: 'info' }, { logger });
+  const h = await build(t, 'sqlite', { LOG_LEVEL: level }, { logger });
   const records = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return { h, lines, records };
 }
@@ -33,6 +33,26 @@ describe('request ids and structured logs', () => {
       assert.equal(typeof l.level, 'number');
       assert.equal(typeof l.time, 'number');
     }
+  });
+
+  it('at level warn, quiet requests log nothing and a failing one still logs its error with its id', async (t) => {
+    const { h, records } = await buildLogged(t, 'warn');
+    const user = await h.createUser();
+    const { secret } = await h.createToken(user.id);
+    const ok = await h.api({ method: 'GET', path: '/tokens/self', headers: { 'x-ripple-token': secret } });
+    assert.equal(ok.statusCode, 200);
+    assert.deepEqual(records(), [], 'no line for a request that went well');
+    await h.store.close();
+    const failed = await h.api({
+      method: 'GET',
+      path: '/tokens/self',
+      headers: { 'x-ripple-token': secret, 'x-request-id': 'failing-1' },
+    });
+    assert.equal(failed.statusCode, 500);
+    const mine = records().filter((l) => l.reqId === 'failing-1');
+    assert.ok(mine.length >= 1, `the error is logged with the request's id: ${JSON.stringify(records())}`);
+    assert.ok(mine.every((l) => Number(l.level) >= 40));
+    assert.equal(records().length, mine.length, 'every line carries the id');
   });
 
   it('replaces an unsafe or long X-Request-Id with a generated one', async (t) => {
