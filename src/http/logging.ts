@@ -97,13 +97,25 @@ class LazyRequestLogger implements FastifyBaseLogger {
   set level(level: string) {
     this.#real().level = level;
   }
-  fatal = (...args: LogArgs) => this.#log('fatal', args);
-  error = (...args: LogArgs) => this.#log('error', args);
-  warn = (...args: LogArgs) => this.#log('warn', args);
-  info = (...args: LogArgs) => this.#log('info', args);
-  debug = (...args: LogArgs) => this.#log('debug', args);
-  trace = (...args: LogArgs) => this.#log('trace', args);
-  silent = (): void => {};
+  fatal(...args: LogArgs): void {
+    this.#log('fatal', args);
+  }
+  error(...args: LogArgs): void {
+    this.#log('error', args);
+  }
+  warn(...args: LogArgs): void {
+    this.#log('warn', args);
+  }
+  info(...args: LogArgs): void {
+    this.#log('info', args);
+  }
+  debug(...args: LogArgs): void {
+    this.#log('debug', args);
+  }
+  trace(...args: LogArgs): void {
+    this.#log('trace', args);
+  }
+  silent(): void {}
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.#real().child(bindings, options);
   }

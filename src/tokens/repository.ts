@@ -82,6 +82,23 @@ export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwn
   };
 }
 
+/** The user's public tokens unexpired at `now`, with the columns a listing shows. */
+const publicTokensOf = (db: Db, userId: number, now: number) =>
+  db
+    .selectFrom('tokens')
+    .select(['id', 'privileges', 'description', 'last_updated', 'expires_at'])
+    .where('user_id', '=', userId)
+    .where('private', '=', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+
+/** A listed token: tokens without an expiry carry exactly the spec's four fields. */
+function listed({
+  expires_at,
+  ...token
+}: Pick<TokenRow, 'id' | 'privileges' | 'description' | 'last_updated' | 'expires_at'>): ListedToken {
+  return expires_at === null ? token : { ...token, expires_at: Number(expires_at) };
+}
+
 /**
  * A page of the user's public, unexpired tokens in id order: `limit` of them after skipping `offset`, from
  * the token `fromId` on when given (a keyset page: see listing-snapshots.ts).
@@ -94,18 +111,10 @@ export async function listPublicTokens(
   now: number = Math.floor(Date.now() / 1000),
   fromId?: number,
 ): Promise<ListedToken[]> {
-  let query = db
-    .selectFrom('tokens')
-    .select(['id', 'privileges', 'description', 'last_updated', 'expires_at'])
-    .where('user_id', '=', userId)
-    .where('private', '=', 0)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+  let query = publicTokensOf(db, userId, now);
   if (fromId !== undefined) query = query.where('id', '>=', fromId);
   const rows = await query.orderBy('id').limit(limit).offset(offset).execute();
-  // Tokens without an expiry carry exactly the spec's four fields.
-  return rows.map(({ expires_at, ...token }) =>
-    expires_at === null ? token : { ...token, expires_at: Number(expires_at) },
-  );
+  return rows.map(listed);
 }
 
 /**
@@ -137,17 +146,8 @@ export async function findPublicTokenOfUser(
   tokenId: number,
   now: number,
 ): Promise<ListedToken | undefined> {
-  const row = await db
-    .selectFrom('tokens')
-    .select(['id', 'privileges', 'description', 'last_updated', 'expires_at'])
-    .where('id', '=', tokenId)
-    .where('user_id', '=', userId)
-    .where('private', '=', 0)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { expires_at, ...token } = row;
-  return expires_at === null ? token : { ...token, expires_at: Number(expires_at) };
+  const row = await publicTokensOf(db, userId, now).where('id', '=', tokenId).executeTakeFirst();
+  return row && listed(row);
 }
 
 /** Deletes one public token of this user; false when there is none with that id (or it is someone else's). */
