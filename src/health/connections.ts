@@ -2,10 +2,13 @@
 // for requests the HTTP parser refuses (headers too large, too slow, malformed).
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_ERROR_MESSAGE, sendEnvelope } from '../http/envelope.ts';
 import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
+
+// Not `import { STATUS_CODES } from 'node:http'`: an ES import of node:http reads every export, and its
+// lazy WebSocket exports load Node's bundled undici (~5 MB of an idle server's memory, never used).
+const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 /**
  * Closes, at once, any connection beyond `max` open ones from the same socket address, so one host
