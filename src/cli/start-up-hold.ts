@@ -1,31 +1,56 @@
-// Loading tokend (~1,000 modules) and building the app leave many objects alive, and V8 answers such a
-// burst by growing its young generation (the new space: from 1 MB semi-spaces up to 16 MB and more), which
-// then stays resident: ~10 MB of an idle server's RSS that no request needed. While held, the young
-// generation keeps its initial size and the survivors go straight on to the old space; the GC time of a
-// start-up stays about the same (more, smaller scavenges). Released, V8 sizes it as usual again: a server
-// under load, or a long command (export, import), gets the same young generation as without the hold.
+// What V8 would spend on start-up, and then keep resident in an idle server, held back while tokend loads.
+//
+// - The young generation. Loading tokend (~900 modules) and building the app leave many objects alive,
+//   and V8 answers such a burst by growing its young generation (the new space: from 1 MB semi-spaces up
+//   to 16 MB and more), which then stays resident: ~10 MB that no request needed. While held, the young
+//   generation keeps its initial size and the survivors go straight on to the old space; the GC time of
+//   a start-up stays about the same (more, smaller scavenges).
+// - The optimising compilers (Maglev, Turbofan). Start-up code runs once, but it runs long enough for
+//   V8 to optimise some of it, on background threads: ~10 MB of compiler code and memory resident for
+//   code no request runs again. While held, start-up runs in the interpreter and the baseline compiler.
+//
+// Released (once the server listens, or before any other command), V8 behaves as usual: code hot under
+// load is optimised as soon as it is hot, and the young generation grows with the load. V8 reads these
+// flags each time it decides, so setting them takes effect at once (bench/README.md, scenario 6).
 import { setFlagsFromString } from 'node:v8';
 
-/** V8's default factor, restored on release (V8 raises anything below 2 to 2 when it starts). */
-const DEFAULT_GROWTH_FACTOR = 2;
+interface Held {
+  /** a V8 flag as set while held */
+  hold: string;
+  /** the same flag at V8's default */
+  release: string;
+  /** matches the flag (or an alias) in node options: one the operator set stands, untouched */
+  chosen: RegExp;
+}
 
-/** The operator set the factor (NODE_OPTIONS or a node option): theirs stands, untouched. */
-const chosenByOperator = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) =>
-  /semi[-_]space[-_]growth[-_]factor/.test(arg),
-);
+const HELD: Held[] = [
+  // V8 raises any factor below 2 to 2 when it starts, so 2 is the default restored.
+  {
+    hold: '--semi-space-growth-factor=1',
+    release: '--semi-space-growth-factor=2',
+    chosen: /semi[-_]space[-_]growth[-_]factor/,
+  },
+  { hold: '--no-maglev', release: '--maglev', chosen: /--(no[-_])?maglev\b/ },
+  { hold: '--no-turbofan', release: '--turbofan', chosen: /--(no[-_])?(turbofan|opt)\b/ },
+];
+
+const operatorOptions = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');
+const ours = HELD.filter((flag) => !flag.chosen.test(operatorOptions));
 
 let held = false;
 
-/** Keeps the young generation at its current size until release. */
-export function holdYoungGeneration(): void {
-  if (chosenByOperator || held) return;
-  // V8 reads the factor each time it would grow the young generation, so a change takes effect at once.
-  setFlagsFromString('--semi-space-growth-factor=1');
+/** Holds the young generation at its current size and the optimising compilers off, until release. */
+export function holdForStartUp(): void {
+  if (held) return;
+  for (const flag of ours) setFlagsFromString(flag.hold);
   held = true;
 }
 
-export function releaseYoungGeneration(): void {
+export function releaseStartUpHold(): void {
   if (!held) return;
-  setFlagsFromString(`--semi-space-growth-factor=${DEFAULT_GROWTH_FACTOR}`);
+  for (const flag of ours) setFlagsFromString(flag.release);
   held = false;
 }
+
+/** Whether the hold is on (tests). */
+export const startUpHeld = (): boolean => held;
