@@ -148,7 +148,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(apiSecurityHeaders);
   await app.register(cookie);
   await app.register(identityPlugin, {
-    findToken: tokenLookup(store.db),
+    findToken: tokenLookup(store),
     bearerTokens: services.bearerTokens,
     lastUsed,
     now: nowSeconds,

@@ -53,22 +53,19 @@ export interface BearerTokenStore {
 }
 
 export interface IdentityDeps {
-  findToken: (secretHash: string) => Promise<TokenWithOwner | undefined>;
+  /** The token with this secret hash and its owner; synchronous where the store reads so (SQLite). */
+  findToken: (secretHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined>;
   bearerTokens: BearerTokenStore | undefined;
   lastUsed: LastUsedBatcher;
   now: () => number;
 }
 
+/**
+ * The request's identity: at once when the lookup is synchronous (an API token on SQLite), else a
+ * promise of it. The per-request path then takes no promise at all on SQLite.
+ */
 export function makeIdentify(deps: IdentityDeps) {
-  return async function identify(request: FastifyRequest): Promise<Identity> {
-    const credential = readCredential(request);
-    if (!credential) return NO_IDENTITY;
-    const secretHash = hashTokenSecret(credential.value);
-    if (credential.source === 'bearer' && deps.bearerTokens) {
-      const bearer = await deps.bearerTokens.find(secretHash);
-      if (bearer) return bearer;
-    }
-    const row = await deps.findToken(secretHash);
+  const fromRow = (row: TokenWithOwner | undefined): Identity => {
     if (!row) return NO_IDENTITY;
     const now = deps.now();
     deps.lastUsed.touch(row.id, now);
@@ -83,5 +80,20 @@ export function makeIdentify(deps: IdentityDeps) {
       lastUpdated: now,
       ownerTokensVersion: row.user_tokens_version,
     };
+  };
+  const byToken = (secretHash: string): Identity | Promise<Identity> => {
+    const found = deps.findToken(secretHash);
+    return found instanceof Promise ? found.then(fromRow) : fromRow(found);
+  };
+  const byBearerThenToken = async (secretHash: string, bearers: BearerTokenStore): Promise<Identity> =>
+    (await bearers.find(secretHash)) ?? (await byToken(secretHash));
+
+  return function identify(request: FastifyRequest): Identity | Promise<Identity> {
+    const credential = readCredential(request);
+    if (!credential) return NO_IDENTITY;
+    const secretHash = hashTokenSecret(credential.value);
+    if (credential.source === 'bearer' && deps.bearerTokens)
+      return byBearerThenToken(secretHash, deps.bearerTokens);
+    return byToken(secretHash);
   };
 }

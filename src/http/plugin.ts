@@ -19,8 +19,27 @@ export const identityPlugin = fp<IdentityDeps>(
   async (app, deps) => {
     const identify = makeIdentify(deps);
     app.decorateRequest('identity', null);
-    app.addHook('preHandler', async (request) => {
-      if (request.routeOptions.config.identify) request.identity = await identify(request);
+    // A callback hook: a route that does not identify, or a lookup that answers at once (SQLite), goes
+    // on without a promise or a microtask.
+    app.addHook('preHandler', (request, _reply, done) => {
+      if (!request.routeOptions.config.identify) return done();
+      let identity: Identity | Promise<Identity>;
+      try {
+        identity = identify(request);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (!(identity instanceof Promise)) {
+        request.identity = identity;
+        return done();
+      }
+      identity.then(
+        (resolved) => {
+          request.identity = resolved;
+          done();
+        },
+        (err: unknown) => done(err as Error),
+      );
     });
   },
   { name: 'tokend-identity', dependencies: ['@fastify/cookie'] },

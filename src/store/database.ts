@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
+  CompiledQuery,
   Kysely,
   MysqlDialect,
   PostgresDialect,
@@ -20,7 +21,7 @@ import type pg from 'pg';
 import type { ExecuteValues, Pool as RawMysqlPool, PoolConnection } from 'mysql2';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
-import { NodeSqliteDatabase } from './node-sqlite.ts';
+import { NodeSqliteDatabase, QueryOnlySqliteDatabase } from './node-sqlite.ts';
 import { migrateToLatest } from './migrations.ts';
 import { DatabaseTimeoutError } from './errors.ts';
 
@@ -35,7 +36,17 @@ export interface Store {
   close(): Promise<void>;
   /** Connections of the pool, where the driver exposes them (PostgreSQL); for metrics. */
   poolStats?: () => PoolStats;
+  /**
+   * A reader for one fixed query of the per-request path (the credential lookup), prepared once. On a
+   * SQLite file it reads synchronously, on a query-only connection of its own: no query builder, no
+   * promise, and, in WAL mode, only committed data, never a transaction still open on the main
+   * connection. Elsewhere it runs through Kysely as a server-side prepared statement (prepareOnServer).
+   */
+  hotReader<Row>(sqlText: string): HotReader<Row>;
 }
+
+/** Runs a hot query with these parameters: its rows, at once (SQLite) or later (a database server). */
+export type HotReader<Row> = (parameters: readonly unknown[]) => Row[] | Promise<Row[]>;
 
 export interface PoolStats {
   /** Connections open (busy and idle). */
@@ -318,13 +329,27 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     await db.destroy().catch(() => {});
     throw err;
   }
+  // An in-memory SQLite database exists only on its own handle, so it has no second connection.
+  const queryOnly =
+    config.kind === 'sqlite' && config.path !== ':memory:'
+      ? new QueryOnlySqliteDatabase(config.path)
+      : undefined;
   return {
     db,
     dialect,
     async ping() {
       await db.selectFrom('users').select('id').limit(1).execute();
     },
-    close: () => db.destroy(),
+    async close() {
+      queryOnly?.close();
+      await db.destroy();
+    },
     poolStats: POOL_STATS.get(db),
+    hotReader<Row>(sqlText: string): HotReader<Row> {
+      if (queryOnly) return queryOnly.reader<Row>(sqlText);
+      prepareOnServer(sqlText);
+      return async (parameters) =>
+        (await db.executeQuery<Row>(CompiledQuery.raw(sqlText, [...parameters]))).rows;
+    },
   };
 }

@@ -5,7 +5,7 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 const STATEMENT_CACHE_SIZE = 256;
 
-function bind(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
+function bind(parameters: readonly unknown[]): SQLInputValue[] {
   return parameters.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : (p as SQLInputValue)));
 }
 
@@ -53,5 +53,41 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   close(): void {
     this.cache.clear();
     if (this.raw.isOpen) this.raw.close();
+  }
+}
+
+/**
+ * A second connection to the same file that can only read (PRAGMA query_only), for the per-request
+ * lookup: a statement prepared once and run synchronously. In WAL mode each read sees the last commit,
+ * never the uncommitted writes of a transaction open on the main connection. Opened on first use.
+ */
+export class QueryOnlySqliteDatabase {
+  private readonly path: string;
+  private raw: DatabaseSync | undefined;
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  private open(): DatabaseSync {
+    if (this.raw === undefined) {
+      const raw = new DatabaseSync(this.path, { timeout: 5000 });
+      raw.exec('PRAGMA query_only = ON;');
+      this.raw = raw;
+    }
+    return this.raw;
+  }
+
+  /** Rows of `sql` for the parameters; the statement is prepared on the first call. */
+  reader<Row>(sql: string): (parameters: readonly unknown[]) => Row[] {
+    let stmt: StatementSync | undefined;
+    return (parameters) => {
+      stmt ??= this.open().prepare(sql);
+      return stmt.all(...bind(parameters)) as Row[];
+    };
+  }
+
+  close(): void {
+    if (this.raw?.isOpen) this.raw.close();
+    this.raw = undefined;
   }
 }

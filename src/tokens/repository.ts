@@ -1,6 +1,6 @@
 // Tokens: plain functions over the database handle or a transaction.
-import { CompiledQuery, sql, type Selectable } from 'kysely';
-import { prepareOnServer, type Db, type Dialect } from '../store/database.ts';
+import { sql, type Selectable } from 'kysely';
+import type { Db, Dialect, Store } from '../store/database.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
@@ -53,12 +53,15 @@ export interface TokenWithOwner {
 }
 
 /**
- * The hot-path lookup, compiled once per handle: each call only swaps the parameters,
- * so no query building happens per request. An expired token is not found (same query, via
- * the unique index on token_hash), so it stops authenticating the moment it expires.
+ * The hot-path lookup, compiled once per store: each call only swaps the parameters, so no query
+ * building happens per request (on a SQLite file it is a synchronous read, see Store.hotReader). An
+ * expired token is not found (same query, via the unique index on token_hash), so it stops
+ * authenticating the moment it expires.
  */
-export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwner | undefined> {
-  const compiled = db
+export function tokenLookup(
+  store: Pick<Store, 'db' | 'hotReader'>,
+): (tokenHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined> {
+  const compiled = store.db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
     .select([
@@ -73,12 +76,11 @@ export function tokenLookup(db: Db): (tokenHash: string) => Promise<TokenWithOwn
     .where('tokens.token_hash', '=', '')
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]))
     .compile();
-  prepareOnServer(compiled.sql);
+  const read = store.hotReader<TokenWithOwner>(compiled.sql);
   // Parameters in the order of the WHERE above: the hash, then the current time.
-  return async (tokenHash) => {
-    const now = Math.floor(Date.now() / 1000);
-    const result = await db.executeQuery<TokenWithOwner>(CompiledQuery.raw(compiled.sql, [tokenHash, now]));
-    return result.rows[0];
+  return (tokenHash) => {
+    const rows = read([tokenHash, Math.floor(Date.now() / 1000)]);
+    return Array.isArray(rows) ? rows[0] : rows.then((r) => r[0]);
   };
 }
 
