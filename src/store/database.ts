@@ -37,16 +37,17 @@ export interface Store {
   /** Connections of the pool, where the driver exposes them (PostgreSQL); for metrics. */
   poolStats?: () => PoolStats;
   /**
-   * A reader for one fixed query of the per-request path (the credential lookup), prepared once. On a
-   * SQLite file it reads synchronously, on a query-only connection of its own: no query builder, no
-   * promise, and, in WAL mode, only committed data, never a transaction still open on the main
-   * connection. Elsewhere it runs through Kysely as a server-side prepared statement (prepareOnServer).
+   * A reader of one row for a fixed query of the per-request path (the credential lookup), prepared
+   * once. On a SQLite file it reads synchronously, on a query-only connection of its own: no query
+   * builder, no promise, and, in WAL mode, only committed data, never a transaction still open on the
+   * main connection. Elsewhere it runs through Kysely as a server-side prepared statement
+   * (prepareOnServer).
    */
-  hotReader<Row>(sqlText: string): HotReader<Row>;
+  hotRow<Row>(sqlText: string): HotRow<Row>;
 }
 
-/** Runs a hot query with these parameters: its rows, at once (SQLite) or later (a database server). */
-export type HotReader<Row> = (parameters: readonly unknown[]) => Row[] | Promise<Row[]>;
+/** Runs a hot query with these parameters: its first row, at once (SQLite) or later (a database server). */
+export type HotRow<Row> = (parameters: readonly unknown[]) => Row | undefined | Promise<Row | undefined>;
 
 export interface PoolStats {
   /** Connections open (busy and idle). */
@@ -345,11 +346,11 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
       await db.destroy();
     },
     poolStats: POOL_STATS.get(db),
-    hotReader<Row>(sqlText: string): HotReader<Row> {
-      if (queryOnly) return queryOnly.reader<Row>(sqlText);
+    hotRow<Row>(sqlText: string): HotRow<Row> {
+      if (queryOnly) return queryOnly.firstRow<Row>(sqlText);
       prepareOnServer(sqlText);
       return async (parameters) =>
-        (await db.executeQuery<Row>(CompiledQuery.raw(sqlText, [...parameters]))).rows;
+        (await db.executeQuery<Row>(CompiledQuery.raw(sqlText, [...parameters]))).rows[0];
     },
   };
 }

@@ -77,12 +77,24 @@ export class QueryOnlySqliteDatabase {
     return this.raw;
   }
 
-  /** Rows of `sql` for the parameters; the statement is prepared on the first call. */
-  reader<Row>(sql: string): (parameters: readonly unknown[]) => Row[] {
+  /**
+   * The first row of `sql` for the parameters, or undefined; the statement is prepared on the first call.
+   * SQLite hands the row over as an array (no column name to look up per row) and it is named here.
+   */
+  firstRow<Row>(sql: string): (parameters: readonly unknown[]) => Row | undefined {
     let stmt: StatementSync | undefined;
+    let names: string[] = [];
     return (parameters) => {
-      stmt ??= this.open().prepare(sql);
-      return stmt.all(...bind(parameters)) as Row[];
+      if (stmt === undefined) {
+        stmt = this.open().prepare(sql);
+        stmt.setReturnArrays(true);
+        names = stmt.columns().map((column) => column.name);
+      }
+      const values = stmt.get(...bind(parameters)) as unknown as unknown[] | undefined;
+      if (values === undefined) return undefined;
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+      return row as Row;
     };
   }
 

@@ -54,12 +54,12 @@ export interface TokenWithOwner {
 
 /**
  * The hot-path lookup, compiled once per store: each call only swaps the parameters, so no query
- * building happens per request (on a SQLite file it is a synchronous read, see Store.hotReader). An
+ * building happens per request (on a SQLite file it is a synchronous read, see Store.hotRow). An
  * expired token is not found (same query, via the unique index on token_hash), so it stops
  * authenticating the moment it expires.
  */
 export function tokenLookup(
-  store: Pick<Store, 'db' | 'hotReader'>,
+  store: Pick<Store, 'db' | 'hotRow'>,
 ): (tokenHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined> {
   const compiled = store.db
     .selectFrom('tokens')
@@ -76,12 +76,9 @@ export function tokenLookup(
     .where('tokens.token_hash', '=', '')
     .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]))
     .compile();
-  const read = store.hotReader<TokenWithOwner>(compiled.sql);
+  const read = store.hotRow<TokenWithOwner>(compiled.sql);
   // Parameters in the order of the WHERE above: the hash, then the current time.
-  return (tokenHash) => {
-    const rows = read([tokenHash, Math.floor(Date.now() / 1000)]);
-    return Array.isArray(rows) ? rows[0] : rows.then((r) => r[0]);
-  };
+  return (tokenHash) => read([tokenHash, Math.floor(Date.now() / 1000)]);
 }
 
 /** The user's public tokens unexpired at `now`, with the columns a listing shows. */

@@ -1,4 +1,4 @@
-// The credential lookup (Store.hotReader): on a SQLite file a synchronous read on a query-only connection
+// The credential lookup (Store.hotRow): on a SQLite file a synchronous read on a query-only connection
 // of its own, elsewhere a server-side prepared statement. On every dialect it sees committed tokens only,
 // and it never waits for a transaction open on the store's main connection.
 import { describe, it } from 'node:test';
