@@ -22,7 +22,7 @@ import { presentEnvelope } from './http/presentation.ts';
 import { requestIdFor, requestLogger } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
-import { metricsPlugin } from './metrics/plugin.ts';
+import { metricsPlugin, requestMetrics } from './metrics/plugin.ts';
 import { registerDocs } from './docs/plugin.ts';
 import { tokensPagePlugin } from './web/tokens-page.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
@@ -157,7 +157,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));
   app.setNotFoundHandler(notFound);
 
-  // Before every route: the API document collects routes as they are added, and metrics count each route.
+  // Before every route: metrics count each route, and the API document collects routes as they are added.
+  await app.register(requestMetrics, { metrics: services.metrics });
   await registerDocs(app, config.basePath);
   await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
 

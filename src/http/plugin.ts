@@ -1,6 +1,7 @@
 // Adds request.identity, resolved before the handler on routes whose config says `identify: true`.
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
+import { addRouteHook } from './route-hooks.ts';
 import { NO_IDENTITY, makeIdentify, type Identity, type IdentityDeps } from './identity.ts';
 
 declare module 'fastify' {
@@ -19,10 +20,8 @@ export const identityPlugin = fp<IdentityDeps>(
   async (app, deps) => {
     const identify = makeIdentify(deps);
     app.decorateRequest('identity', null);
-    // A callback hook: a route that does not identify, or a lookup that answers at once (SQLite), goes
-    // on without a promise or a microtask.
-    app.addHook('preHandler', (request, _reply, done) => {
-      if (!request.routeOptions.config.identify) return done();
+    // A callback hook: a lookup that answers at once (SQLite) goes on without a promise or a microtask.
+    const resolveIdentity: preHandlerHookHandler = (request, _reply, done) => {
       let identity: Identity | Promise<Identity>;
       try {
         identity = identify(request);
@@ -40,6 +39,10 @@ export const identityPlugin = fp<IdentityDeps>(
         },
         (err: unknown) => done(err as Error),
       );
+    };
+    // Only the routes that declare `identify` carry the hook, ahead of their own preHandlers.
+    app.addHook('onRoute', (route) => {
+      if (route.config?.identify) addRouteHook(route, 'preHandler', resolveIdentity, 'first');
     });
   },
   { name: 'tokend-identity', dependencies: ['@fastify/cookie'] },

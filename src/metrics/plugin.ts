@@ -2,7 +2,8 @@
 // so each request is counted under its route pattern, never its raw URL.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onResponseHookHandler } from 'fastify';
+import { addRouteHook } from '../http/route-hooks.ts';
 import { sendEnvelope } from '../http/envelope.ts';
 import type { TokendMetrics } from './metrics.ts';
 
@@ -36,13 +37,33 @@ const metricsSchema = {
   },
 } as const;
 
-export const metricsPlugin = fp<MetricsOptions>(
-  async (app, { metrics, token }) => {
+/**
+ * Counts every request by method, route pattern and code. Registered before any route: each route
+ * declared after it carries its own hook, with its pattern, so no request has to look its route up.
+ * Requests no route matched are counted by the app-wide hook, under UNMATCHED_ROUTE.
+ */
+export const requestMetrics = fp<Pick<MetricsOptions, 'metrics'>>(
+  async (app, { metrics }) => {
+    app.addHook('onRoute', (route) => {
+      const pattern = route.url;
+      const count: onResponseHookHandler = (request, reply, done) => {
+        metrics.request(request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
+        done();
+      };
+      addRouteHook(route, 'onResponse', count, 'last');
+    });
     app.addHook('onResponse', (request, reply, done) => {
-      metrics.request(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+      if (request.is404)
+        metrics.request(request.method, undefined, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
+  },
+  { name: 'tokend-request-metrics' },
+);
 
+/** GET /metrics. */
+export const metricsPlugin = fp<MetricsOptions>(
+  async (app, { metrics, token }) => {
     const expected = token === undefined ? undefined : digest(token);
     app.get('/metrics', { schema: metricsSchema }, async (request, reply) => {
       if (expected !== undefined && !presentsToken(request, expected)) {

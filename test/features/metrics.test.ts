@@ -43,7 +43,12 @@ for (const dialect of DIALECTS) {
         assert.equal((await h.api({ method: 'GET', path: '/ping' })).statusCode, 200);
       assert.equal((await h.api({ method: 'DELETE', path: '/tokens/987654' })).statusCode, 401);
       assert.equal((await h.app.inject({ url: '/api/no/such/thing/424242' })).statusCode, 404);
+      // A GET route's HEAD twin and the routes of the API reference are counted too, each once.
+      assert.equal((await h.app.inject({ method: 'HEAD', url: '/api/v1/ping' })).statusCode, 200);
+      assert.equal((await h.app.inject({ url: '/api/v1/openapi.json' })).statusCode, 200);
       const text = await scrape(h);
+      assert.equal(sample(text, 'tokend_http_requests_total', { method: 'HEAD', route: '/api/v1/ping' }), 1);
+      assert.equal(sample(text, 'tokend_http_requests_total', { route: '/api/v1/openapi.json' }), 1);
       const ping = { method: 'GET', route: '/api/v1/ping', code: '200' };
       assert.equal(sample(text, 'tokend_http_requests_total', ping), 3);
       assert.equal(sample(text, 'tokend_http_request_duration_seconds_count', ping), 3);
