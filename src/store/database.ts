@@ -37,17 +37,18 @@ export interface Store {
   /** Connections of the pool, where the driver exposes them (PostgreSQL); for metrics. */
   poolStats?: () => PoolStats;
   /**
-   * A reader of one row for a fixed query of the per-request path (the credential lookup), prepared
-   * once. On a SQLite file it reads synchronously, on a query-only connection of its own: no query
+   * On a SQLite file: a reader of one row for a fixed query of the per-request path (the credential
+   * lookup), prepared once, that reads synchronously on a query-only connection of its own: no query
    * builder, no promise, and, in WAL mode, only committed data, never a transaction still open on the
-   * main connection. Elsewhere it runs through Kysely as a server-side prepared statement
-   * (prepareOnServer).
+   * main connection. Undefined elsewhere (see hotQuery).
    */
-  hotRow<Row>(sqlText: string): HotRow<Row>;
+  readonly syncRow: (<Row>(sqlText: string) => SyncRow<Row>) | undefined;
+  /** A fixed query of the per-request path, run as a server-side prepared statement (prepareOnServer). */
+  hotQuery<Row>(sqlText: string): (parameters: readonly unknown[]) => Promise<Row[]>;
 }
 
-/** Runs a hot query with these parameters: its first row, at once (SQLite) or later (a database server). */
-export type HotRow<Row> = (parameters: readonly unknown[]) => Row | undefined | Promise<Row | undefined>;
+/** Runs a fixed query with these parameters: its first row, at once. */
+export type SyncRow<Row> = (parameters: readonly unknown[]) => Row | undefined;
 
 export interface PoolStats {
   /** Connections open (busy and idle). */
@@ -346,11 +347,11 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
       await db.destroy();
     },
     poolStats: POOL_STATS.get(db),
-    hotRow<Row>(sqlText: string): HotRow<Row> {
-      if (queryOnly) return queryOnly.firstRow<Row>(sqlText);
+    syncRow: queryOnly && (<Row>(sqlText: string) => queryOnly.firstRow<Row>(sqlText)),
+    hotQuery<Row>(sqlText: string) {
       prepareOnServer(sqlText);
-      return async (parameters) =>
-        (await db.executeQuery<Row>(CompiledQuery.raw(sqlText, [...parameters]))).rows[0];
+      return async (parameters: readonly unknown[]) =>
+        (await db.executeQuery<Row>(CompiledQuery.raw(sqlText, [...parameters]))).rows;
     },
   };
 }

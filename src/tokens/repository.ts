@@ -1,4 +1,5 @@
 // Tokens: plain functions over the database handle or a transaction.
+import DataLoader from 'dataloader';
 import { sql, type Selectable } from 'kysely';
 import type { Db, Dialect, Store } from '../store/database.ts';
 import type { TokenTable } from '../store/schema.ts';
@@ -52,33 +53,102 @@ export interface TokenWithOwner {
   user_tokens_version: number;
 }
 
+/** Most credentials one lookup query carries on a database server (see tokenLookup). */
+export const LOOKUP_BATCH_MAX = 64;
+/** Most lookup queries in flight at once, so the per-request path leaves pool connections to the rest. */
+export const LOOKUPS_IN_FLIGHT = 4;
+
+type LookupStore = Pick<Store, 'db' | 'dialect' | 'syncRow' | 'hotQuery'>;
+type Lookup = (tokenHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined>;
+
 /**
- * The hot-path lookup, compiled once per store: each call only swaps the parameters, so no query
- * building happens per request (on a SQLite file it is a synchronous read, see Store.hotRow). An
- * expired token is not found (same query, via the unique index on token_hash), so it stops
- * authenticating the moment it expires.
+ * The hot-path lookup: the token with this secret hash joined with its owner, in one indexed query
+ * compiled once, so no query building happens per request. An expired token is not found (same
+ * query, via the unique index on token_hash), so it stops authenticating the moment it expires.
+ *
+ * On a SQLite file it is a synchronous read (Store.syncRow). On a database server, the lookups that
+ * concurrent requests start in one turn of the event loop share one query and one round trip
+ * (DataLoader, no cache: every request still reads the database): under load, the driver's and the
+ * server's cost per query is spread over the batch instead of paid per request.
  */
-export function tokenLookup(
-  store: Pick<Store, 'db' | 'hotRow'>,
-): (tokenHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined> {
-  const compiled = store.db
-    .selectFrom('tokens')
-    .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select([
-      'tokens.id',
-      'tokens.user_id',
-      'tokens.privileges',
-      'tokens.description',
-      'tokens.last_updated',
-      'users.privileges as user_privileges',
-      'users.tokens_version as user_tokens_version',
-    ])
-    .where('tokens.token_hash', '=', '')
-    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]))
-    .compile();
-  const read = store.hotRow<TokenWithOwner>(compiled.sql);
-  // Parameters in the order of the WHERE above: the hash, then the current time.
-  return (tokenHash) => read([tokenHash, Math.floor(Date.now() / 1000)]);
+export function tokenLookup(store: LookupStore): Lookup {
+  // Parameters in the order of the WHEREs: the current time, then the hash or hashes.
+  const unexpiredWithOwner = () =>
+    store.db
+      .selectFrom('tokens')
+      .innerJoin('users', 'users.id', 'tokens.user_id')
+      .select([
+        'tokens.id',
+        'tokens.user_id',
+        'tokens.privileges',
+        'tokens.description',
+        'tokens.last_updated',
+        'users.privileges as user_privileges',
+        'users.tokens_version as user_tokens_version',
+      ])
+      .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]));
+  const now = () => Math.floor(Date.now() / 1000);
+
+  if (store.syncRow) {
+    const read = store.syncRow<TokenWithOwner>(
+      unexpiredWithOwner().where('tokens.token_hash', '=', '').compile().sql,
+    );
+    return (tokenHash) => read([now(), tokenHash]);
+  }
+
+  const byHashes = unexpiredWithOwner().select('tokens.token_hash');
+  type Found = TokenWithOwner & { token_hash: string };
+  let readBatch: (hashes: readonly string[], at: number) => Promise<Found[]>;
+  if (store.dialect === 'postgres') {
+    // One statement for every batch size: the hashes go as one array parameter.
+    const read = store.hotQuery<Found>(
+      byHashes.where('tokens.token_hash', '=', sql<string>`any(${[] as string[]})`).compile().sql,
+    );
+    readBatch = (hashes, at) => read([at, [...hashes]]);
+  } else {
+    // One statement per power-of-two list length, the list padded with its last hash: a connection
+    // prepares at most log2(LOOKUP_BATCH_MAX) + 1 of them.
+    const reads = new Map<number, (parameters: readonly unknown[]) => Promise<Found[]>>();
+    readBatch = (hashes, at) => {
+      let size = 1;
+      while (size < hashes.length) size *= 2;
+      let read = reads.get(size);
+      if (read === undefined) {
+        const list = Array.from({ length: size }, () => '');
+        read = store.hotQuery<Found>(byHashes.where('tokens.token_hash', 'in', list).compile().sql);
+        reads.set(size, read);
+      }
+      const padded = [...hashes];
+      while (padded.length < size) padded.push(hashes[hashes.length - 1]!);
+      return read([at, ...padded]);
+    };
+  }
+  // At most LOOKUPS_IN_FLIGHT queries at once: a lookup starts its query at the end of the event loop's
+  // turn (setImmediate, taking in the lookups of the requests that arrived together) while fewer are
+  // in flight, else it joins the batch that goes when one comes back.
+  let inFlight = 0;
+  const waiting: Array<() => void> = [];
+  const loader = new DataLoader<string, TokenWithOwner | undefined>(
+    async (hashes) => {
+      inFlight++;
+      try {
+        const byHash = new Map((await readBatch(hashes, now())).map((row) => [row.token_hash, row]));
+        return hashes.map((hash) => byHash.get(hash));
+      } finally {
+        inFlight--;
+        waiting.shift()?.();
+      }
+    },
+    {
+      cache: false,
+      maxBatchSize: LOOKUP_BATCH_MAX,
+      batchScheduleFn: (dispatch) => {
+        if (inFlight < LOOKUPS_IN_FLIGHT) setImmediate(dispatch);
+        else waiting.push(dispatch);
+      },
+    },
+  );
+  return (tokenHash) => loader.load(tokenHash);
 }
 
 /** The user's public tokens unexpired at `now`, with the columns a listing shows. */

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
-import { tokenLookup } from '../../src/tokens/repository.ts';
+import { LOOKUP_BATCH_MAX, LOOKUPS_IN_FLIGHT, tokenLookup } from '../../src/tokens/repository.ts';
+import type { Store } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 
 for (const dialect of DIALECTS) {
@@ -45,5 +46,124 @@ for (const dialect of DIALECTS) {
       assert.equal((await found)?.id, id);
       assert.equal(await lookup(hashTokenSecret(`${secret}x`)), undefined);
     });
+
+    if (dialect !== 'sqlite')
+      it('shares one query among the lookups started together, each getting its own answer', async (t) => {
+        const h = await build(t, dialect);
+        const user = await h.createUser();
+        const tokens = await Promise.all(
+          [0, 1, 2].map((i) => h.createToken(user.id, { description: `t${i}` })),
+        );
+        const expired = await h.createToken(user.id, { description: 'expired' });
+        await h.store.db
+          .updateTable('tokens')
+          .set({ expires_at: 1000 })
+          .where('id', '=', expired.id)
+          .execute();
+        let queries = 0;
+        const counting: Pick<Store, 'db' | 'dialect' | 'syncRow' | 'hotQuery'> = {
+          db: h.store.db,
+          dialect: h.store.dialect,
+          syncRow: undefined,
+          hotQuery<Row>(sqlText: string) {
+            const read = h.store.hotQuery<Row>(sqlText);
+            return (parameters: readonly unknown[]) => {
+              queries++;
+              return read(parameters);
+            };
+          },
+        };
+        const lookup = tokenLookup(counting);
+        const find = (secret: string) => lookup(hashTokenSecret(secret));
+
+        // Three tokens (one asked for twice), an unknown secret and an expired token: one query.
+        const asked = [tokens[0]!, tokens[1]!, tokens[2]!, tokens[1]!].map((tk) => tk.secret);
+        const found = await Promise.all([...asked, 'no-such-secret', expired.secret].map(find));
+        assert.equal(queries, 1);
+        assert.deepEqual(
+          found.map((row) => row?.description),
+          ['t0', 't1', 't2', 't1', undefined, undefined],
+        );
+        assert.equal(found[0]?.user_id, user.id);
+
+        // More than a batch holds: split into full batches.
+        queries = 0;
+        const many = Array.from({ length: LOOKUP_BATCH_MAX + 3 }, (_, i) => tokens[i % 3]!.secret);
+        const all = await Promise.all(many.map(find));
+        assert.equal(queries, 2);
+        assert.deepEqual(
+          all.map((row) => row?.description),
+          many.map((_, i) => `t${i % 3}`),
+        );
+
+        // Lookups started in different turns of the event loop each go alone.
+        queries = 0;
+        assert.equal((await find(tokens[2]!.secret))?.description, 't2');
+        assert.equal((await find(tokens[0]!.secret))?.description, 't0');
+        assert.equal(queries, 2);
+      });
+
+    if (dialect !== 'sqlite')
+      it('keeps at most LOOKUPS_IN_FLIGHT queries in flight; the lookups that wait go as one batch', async (t) => {
+        const h = await build(t, dialect);
+        const user = await h.createUser();
+        const tokens = await Promise.all(
+          Array.from({ length: LOOKUPS_IN_FLIGHT + 6 }, (_, i) =>
+            h.createToken(user.id, { description: `t${i}` }),
+          ),
+        );
+        let queries = 0;
+        let inFlight = 0;
+        let mostInFlight = 0;
+        const held: Array<() => void> = [];
+        const holding: Pick<Store, 'db' | 'dialect' | 'syncRow' | 'hotQuery'> = {
+          db: h.store.db,
+          dialect: h.store.dialect,
+          syncRow: undefined,
+          hotQuery<Row>(sqlText: string) {
+            const read = h.store.hotQuery<Row>(sqlText);
+            return async (parameters: readonly unknown[]) => {
+              queries++;
+              mostInFlight = Math.max(mostInFlight, ++inFlight);
+              await new Promise<void>((release) => held.push(release));
+              try {
+                return await read(parameters);
+              } finally {
+                inFlight--;
+              }
+            };
+          },
+        };
+        const lookup = tokenLookup(holding);
+        const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+        const pending: Array<ReturnType<typeof lookup>> = [];
+        // One lookup per turn of the event loop: each starts its own query, up to the cap.
+        for (const token of tokens.slice(0, LOOKUPS_IN_FLIGHT)) {
+          pending.push(lookup(hashTokenSecret(token.secret)));
+          await nextTurn();
+        }
+        assert.equal(queries, LOOKUPS_IN_FLIGHT);
+        // Six more, in separate turns too: they wait, in one batch.
+        for (const token of tokens.slice(LOOKUPS_IN_FLIGHT)) {
+          pending.push(lookup(hashTokenSecret(token.secret)));
+          await nextTurn();
+        }
+        assert.equal(queries, LOOKUPS_IN_FLIGHT);
+        // One query comes back: the waiting batch goes.
+        held.shift()!();
+        while (queries === LOOKUPS_IN_FLIGHT) await nextTurn();
+        assert.equal(queries, LOOKUPS_IN_FLIGHT + 1);
+        while (held.length > 0) {
+          held.shift()!();
+          await nextTurn();
+        }
+        const found = await Promise.all(pending);
+        assert.deepEqual(
+          found.map((row) => row?.description),
+          tokens.map((_, i) => `t${i}`),
+        );
+        assert.equal(queries, LOOKUPS_IN_FLIGHT + 1);
+        assert.equal(mostInFlight, LOOKUPS_IN_FLIGHT);
+      });
   });
 }
