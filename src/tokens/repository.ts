@@ -55,8 +55,6 @@ export interface TokenWithOwner {
 
 /** Most credentials one lookup query carries on a database server (see tokenLookup). */
 export const LOOKUP_BATCH_MAX = 64;
-/** Most lookup queries in flight at once, so the per-request path leaves pool connections to the rest. */
-export const LOOKUPS_IN_FLIGHT = 4;
 
 type LookupStore = Pick<Store, 'db' | 'dialect' | 'syncRow' | 'hotQuery'>;
 type Lookup = (tokenHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined>;
@@ -123,29 +121,19 @@ export function tokenLookup(store: LookupStore): Lookup {
       return read([at, ...padded]);
     };
   }
-  // At most LOOKUPS_IN_FLIGHT queries at once: a lookup starts its query at the end of the event loop's
-  // turn (setImmediate, taking in the lookups of the requests that arrived together) while fewer are
-  // in flight, else it joins the batch that goes when one comes back.
-  let inFlight = 0;
-  const waiting: Array<() => void> = [];
   const loader = new DataLoader<string, TokenWithOwner | undefined>(
     async (hashes) => {
-      inFlight++;
-      try {
-        const byHash = new Map((await readBatch(hashes, now())).map((row) => [row.token_hash, row]));
-        return hashes.map((hash) => byHash.get(hash));
-      } finally {
-        inFlight--;
-        waiting.shift()?.();
-      }
+      const byHash = new Map((await readBatch(hashes, now())).map((row) => [row.token_hash, row]));
+      return hashes.map((hash) => byHash.get(hash));
     },
+    // A batch goes at the end of the event loop's turn (setImmediate): it takes in the lookups of the
+    // requests that arrived together, and a request alone waits for no other. Batches are not queued
+    // behind each other: each goes at once, on its own pool connection, with the pool's own bounds
+    // (a hung database fails each request after DB_TIMEOUT_MS, as without batching).
     {
       cache: false,
       maxBatchSize: LOOKUP_BATCH_MAX,
-      batchScheduleFn: (dispatch) => {
-        if (inFlight < LOOKUPS_IN_FLIGHT) setImmediate(dispatch);
-        else waiting.push(dispatch);
-      },
+      batchScheduleFn: (dispatch) => void setImmediate(dispatch),
     },
   );
   return (tokenHash) => loader.load(tokenHash);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
-import { LOOKUP_BATCH_MAX, LOOKUPS_IN_FLIGHT, tokenLookup } from '../../src/tokens/repository.ts';
+import { LOOKUP_BATCH_MAX, tokenLookup } from '../../src/tokens/repository.ts';
 import type { Store } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 
@@ -101,69 +101,6 @@ for (const dialect of DIALECTS) {
         assert.equal((await find(tokens[2]!.secret))?.description, 't2');
         assert.equal((await find(tokens[0]!.secret))?.description, 't0');
         assert.equal(queries, 2);
-      });
-
-    if (dialect !== 'sqlite')
-      it('keeps at most LOOKUPS_IN_FLIGHT queries in flight; the lookups that wait go as one batch', async (t) => {
-        const h = await build(t, dialect);
-        const user = await h.createUser();
-        const tokens = await Promise.all(
-          Array.from({ length: LOOKUPS_IN_FLIGHT + 6 }, (_, i) =>
-            h.createToken(user.id, { description: `t${i}` }),
-          ),
-        );
-        let queries = 0;
-        let inFlight = 0;
-        let mostInFlight = 0;
-        const held: Array<() => void> = [];
-        const holding: Pick<Store, 'db' | 'dialect' | 'syncRow' | 'hotQuery'> = {
-          db: h.store.db,
-          dialect: h.store.dialect,
-          syncRow: undefined,
-          hotQuery<Row>(sqlText: string) {
-            const read = h.store.hotQuery<Row>(sqlText);
-            return async (parameters: readonly unknown[]) => {
-              queries++;
-              mostInFlight = Math.max(mostInFlight, ++inFlight);
-              await new Promise<void>((release) => held.push(release));
-              try {
-                return await read(parameters);
-              } finally {
-                inFlight--;
-              }
-            };
-          },
-        };
-        const lookup = tokenLookup(holding);
-        const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-        const pending: Array<ReturnType<typeof lookup>> = [];
-        // One lookup per turn of the event loop: each starts its own query, up to the cap.
-        for (const token of tokens.slice(0, LOOKUPS_IN_FLIGHT)) {
-          pending.push(lookup(hashTokenSecret(token.secret)));
-          await nextTurn();
-        }
-        assert.equal(queries, LOOKUPS_IN_FLIGHT);
-        // Six more, in separate turns too: they wait, in one batch.
-        for (const token of tokens.slice(LOOKUPS_IN_FLIGHT)) {
-          pending.push(lookup(hashTokenSecret(token.secret)));
-          await nextTurn();
-        }
-        assert.equal(queries, LOOKUPS_IN_FLIGHT);
-        // One query comes back: the waiting batch goes.
-        held.shift()!();
-        while (queries === LOOKUPS_IN_FLIGHT) await nextTurn();
-        assert.equal(queries, LOOKUPS_IN_FLIGHT + 1);
-        while (held.length > 0) {
-          held.shift()!();
-          await nextTurn();
-        }
-        const found = await Promise.all(pending);
-        assert.deepEqual(
-          found.map((row) => row?.description),
-          tokens.map((_, i) => `t${i}`),
-        );
-        assert.equal(queries, LOOKUPS_IN_FLIGHT + 1);
-        assert.equal(mostInFlight, LOOKUPS_IN_FLIGHT);
       });
   });
 }
