@@ -207,6 +207,8 @@ class MysqlPoolWithTimeouts implements MysqlPool {
 class MysqlConnectionWithTimeout {
   private readonly raw: PoolConnection;
   private readonly timeoutMs: number;
+  /** The prepared statements (PREPARED_STATEMENTS) this connection has run: mysql2 keeps them prepared. */
+  private readonly prepared = new Set<string>();
   constructor(raw: PoolConnection, timeoutMs: number) {
     this.raw = raw;
     this.timeoutMs = timeoutMs;
@@ -238,9 +240,23 @@ class MysqlConnectionWithTimeout {
       }
       callback(err, result as MysqlQueryResult);
     };
-    return PREPARED_STATEMENTS.has(sql)
-      ? this.raw.execute(options, values as ExecuteValues[], done)
-      : this.raw.query(options, values, done);
+    if (!PREPARED_STATEMENTS.has(sql)) return this.raw.query(options, values, done);
+    if (this.prepared.has(sql)) return this.raw.execute(options, values as ExecuteValues[], done);
+    // The first execute of a statement on this connection PREPAREs it first, and mysql2 times out only
+    // the EXECUTE: a server that hangs at the PREPARE is given up on here, after the same time.
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      this.raw.destroy();
+      callback(new DatabaseTimeoutError('query'), undefined as unknown as MysqlQueryResult);
+    }, this.timeoutMs);
+    return this.raw.execute(options, values as ExecuteValues[], (err, result) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (!err) this.prepared.add(sql);
+      done(err, result);
+    });
   }
 }
 
