@@ -1,0 +1,66 @@
+// Concurrent writes to one user's tokens: each is its own transaction (the API creates tokens one
+// request at a time), and none fails with a deadlock. The tokens_version triggers (migration 0006)
+// update the owner's row on every insert; on MySQL an AFTER trigger did so while the foreign key check
+// held a shared lock on that row, so two inserts for one user could each wait for the other.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { build } from '../helpers/app.ts';
+import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+
+const CONCURRENT = 16;
+
+for (const dialect of DIALECTS) {
+  describe(`concurrent token writes for one user [${dialect}]`, () => {
+    it('creates every token, and counts each in tokens_version', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const version = async () =>
+        Number(
+          (
+            await h.store.db
+              .selectFrom('users')
+              .select('tokens_version')
+              .where('id', '=', user.id)
+              .executeTakeFirstOrThrow()
+          ).tokens_version,
+        );
+      const before = await version();
+      const settled = await Promise.allSettled(
+        Array.from({ length: CONCURRENT }, (_, i) =>
+          issueToken(h.store.db, h.store.dialect, {
+            userId: user.id,
+            privileges: 0,
+            description: `c${i}`,
+            private: false,
+            now: nowSeconds(),
+          }),
+        ),
+      );
+      const failed = settled.filter((r) => r.status === 'rejected').map((r) => String(r.reason));
+      assert.deepEqual(failed, []);
+      assert.equal((await version()) - before, CONCURRENT);
+    });
+
+    it('moves tokens between two users in both directions at once', async (t) => {
+      const h = await build(t, dialect);
+      const [a, b] = [await h.createUser(), await h.createUser()];
+      const ofA = [];
+      const ofB = [];
+      for (let i = 0; i < CONCURRENT / 2; i++) {
+        ofA.push(await h.createToken(a.id));
+        ofB.push(await h.createToken(b.id));
+      }
+      const move = (id: number, to: number) =>
+        h.store.db
+          .transaction()
+          .execute((trx) => trx.updateTable('tokens').set({ user_id: to }).where('id', '=', id).execute());
+      const settled = await Promise.allSettled([
+        ...ofA.map((tk) => move(tk.id, b.id)),
+        ...ofB.map((tk) => move(tk.id, a.id)),
+      ]);
+      const failed = settled.filter((r) => r.status === 'rejected').map((r) => String(r.reason));
+      assert.deepEqual(failed, []);
+    });
+  });
+}
