@@ -1,10 +1,13 @@
 // The API reference: an OpenAPI 3.1 document generated from the route schemas (@fastify/swagger), served at
 // {base_url}/v1/openapi.json, and an interactive page at {base_url}/docs (@fastify/swagger-ui).
-// Registered before every route: the document collects routes as they are added.
+//
+// Both are built on their first request, in a Fastify instance of their own that is told every route the
+// app declared (collected here as they are added, so this is registered before every route). Until then
+// neither library is loaded: with what they bring (yaml, @fastify/static, send, glob, mime, …) that is
+// ~4 MB an idle server does not hold (bench/README.md, scenario 6).
 import { readFileSync } from 'node:fs';
-import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { envelopeProperties } from '../http/envelope.ts';
 import { useDocumentHeaders } from '../http/security-headers.ts';
 
@@ -68,27 +71,87 @@ function documentRoute(basePath: string) {
   };
 }
 
-export async function registerDocs(app: FastifyInstance, basePath: string): Promise<void> {
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'tokend',
-        version,
-        description:
-          'The token part of the v1 user-account API. Every JSON body carries `code` and `message`; ' +
-          '`pls200` forces HTTP 200 and a `callback` query parameter answers JSONP.',
-      },
-      components: { securitySchemes: CREDENTIAL_SCHEMES },
-      tags: [
-        { name: 'tokens', description: 'API tokens' },
-        { name: 'users', description: 'Who a credential acts for' },
-        { name: 'oauth', description: 'The OAuth 2.0 authorization server' },
-        { name: 'web', description: 'The sign-in pages (HTML)' },
-        { name: 'operations', description: 'Metrics, health and this reference' },
-      ],
+const swaggerOptions = (basePath: string): FastifyDynamicSwaggerOptions => ({
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'tokend',
+      version,
+      description:
+        'The token part of the v1 user-account API. Every JSON body carries `code` and `message`; ' +
+        '`pls200` forces HTTP 200 and a `callback` query parameter answers JSONP.',
     },
-    transform: documentRoute(basePath),
+    components: { securitySchemes: CREDENTIAL_SCHEMES },
+    tags: [
+      { name: 'tokens', description: 'API tokens' },
+      { name: 'users', description: 'Who a credential acts for' },
+      { name: 'oauth', description: 'The OAuth 2.0 authorization server' },
+      { name: 'web', description: 'The sign-in pages (HTML)' },
+      { name: 'operations', description: 'Metrics, health and this reference' },
+    ],
+  },
+  transform: documentRoute(basePath),
+});
+
+/** What the reference needs of a route the app declared. */
+type DeclaredRoute = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'>;
+
+const isHidden = (schema: FastifySchema | undefined): boolean =>
+  (schema as { hide?: unknown } | undefined)?.hide === true;
+
+/** The reference's own Fastify instance: the declared routes (described, never served) and the page. */
+async function buildReference(routes: DeclaredRoute[], basePath: string): Promise<FastifyInstance> {
+  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
+    import('fastify'),
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+  ]);
+  const reference = Fastify({ exposeHeadRoutes: false, routerOptions: { ignoreTrailingSlash: true } });
+  // The routes are only described here: nothing is validated or serialised with their schemas.
+  reference.setValidatorCompiler(() => () => true);
+  reference.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await reference.register(swagger, swaggerOptions(basePath));
+  const notServedHere = async () => {
+    throw new Error('the API reference only describes this route');
+  };
+  for (const route of routes) reference.route({ ...route, handler: notServedHere });
+  await reference.register(swaggerUi, {
+    routePrefix: docsPath(basePath),
+    uiConfig: { deepLinking: true, docExpansion: 'list' },
+  });
+  await reference.ready();
+  return reference;
+}
+
+/** Request headers the page's files answer to (conditional and partial requests). */
+const FORWARDED_REQUEST_HEADERS = ['accept', 'if-none-match', 'if-modified-since', 'range'];
+/** Response headers that belong to the reference's own connection, not to the answer. */
+const CONNECTION_HEADERS = new Set([
+  'content-length',
+  'connection',
+  'keep-alive',
+  'date',
+  'transfer-encoding',
+]);
+
+export async function registerDocs(app: FastifyInstance, basePath: string): Promise<void> {
+  const routes: DeclaredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    // HEAD twins of GET routes are not documented; hidden routes (the page's own) are not either.
+    const methods = [route.method].flat().filter((method) => method !== 'HEAD');
+    if (methods.length === 0 || isHidden(route.schema)) return;
+    routes.push({ method: methods, url: route.url, schema: route.schema, config: route.config });
+  });
+
+  let built: Promise<FastifyInstance> | undefined;
+  const reference = (): Promise<FastifyInstance> =>
+    (built ??= buildReference(routes, basePath).catch((err: unknown) => {
+      built = undefined; // the next request tries again
+      throw err;
+    }));
+  app.addHook('onClose', async () => {
+    const instance = await built?.catch(() => undefined);
+    await instance?.close();
   });
 
   app.get(
@@ -102,15 +165,27 @@ export async function registerDocs(app: FastifyInstance, basePath: string): Prom
         },
       },
     },
-    async () => app.swagger(),
+    async () => (await reference()).swagger(),
   );
 
-  // The reference page is a document: helmet's headers, in a context of its own.
-  await app.register(async (page) => {
-    useDocumentHeaders(page);
-    await page.register(swaggerUi, {
-      routePrefix: docsPath(basePath),
-      uiConfig: { deepLinking: true, docExpansion: 'list' },
-    });
+  // The reference page is a document: helmet's headers, in a context of its own. Its files come from the
+  // reference's instance, asked in-process.
+  const page = async (request: FastifyRequest, reply: FastifyReply) => {
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    // A HEAD is asked as a GET; Fastify leaves the body out of this app's answer.
+    const answer = await (await reference()).inject({ method: 'GET', url: request.url, headers });
+    for (const [name, value] of Object.entries(answer.headers))
+      if (value !== undefined && !CONNECTION_HEADERS.has(name)) reply.header(name, value);
+    return reply.code(answer.statusCode).send(answer.rawPayload);
+  };
+  await app.register(async (context) => {
+    useDocumentHeaders(context);
+    const hidden = { schema: { hide: true } };
+    context.get(docsPath(basePath), hidden, page);
+    context.get(`${docsPath(basePath)}/*`, hidden, page);
   });
 }
