@@ -32,6 +32,7 @@ const HELD: Held[] = [
   },
   { hold: '--no-maglev', release: '--maglev', chosen: /--(no[-_])?maglev\b/ },
   { hold: '--no-turbofan', release: '--turbofan', chosen: /--(no[-_])?(turbofan|opt)\b/ },
+  { hold: '--no-sparkplug', release: '--sparkplug', chosen: /--(no[-_])?sparkplug\b/ },
 ];
 
 const operatorOptions = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');

@@ -2,7 +2,6 @@
 // SQLite to PostgreSQL) as JSON Lines. Only hashes are stored, so the file holds no secret in clear.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { CliError, type LeafCommand } from '../command.ts';
 
 const fileOption = (verb: string) =>
@@ -15,6 +14,8 @@ const summary = (counts: Record<string, number>): string =>
 
 /** Lines of a stream, read only once iteration starts (readline drops lines nobody is iterating yet). */
 async function* linesOf(input: NodeJS.ReadableStream): AsyncGenerator<string> {
+  // Looked up here, not imported: the server loads this module too, and never reads lines.
+  const { createInterface } = process.getBuiltinModule('node:readline');
   yield* createInterface({ input, crlfDelay: Infinity });
 }
 
