@@ -5,9 +5,9 @@
 //   to 16 MB and more), which then stays resident: ~10 MB that no request needed. While held, the young
 //   generation keeps its initial size and the survivors go straight on to the old space; the GC time of
 //   a start-up stays about the same (more, smaller scavenges).
-// - The optimising compilers (Maglev, Turbofan). Start-up code runs once, but it runs long enough for
-//   V8 to optimise some of it, on background threads: ~10 MB of compiler code and memory resident for
-//   code no request runs again. While held, start-up runs in the interpreter and the baseline compiler.
+// - The compilers (Sparkplug, Maglev, Turbofan). Start-up code runs once, but it runs long enough for V8
+//   to compile some of it again, on background threads: ~12 MB of compiler code and memory resident
+//   for code no request runs again. While held, start-up runs in the interpreter.
 //
 // Released (once the server listens, or before any other command), V8 behaves as usual: code hot under
 // load is optimised as soon as it is hot, and the young generation grows with the load. V8 reads these
@@ -40,7 +40,7 @@ const ours = HELD.filter((flag) => !flag.chosen.test(operatorOptions));
 
 let held = false;
 
-/** Holds the young generation at its current size and the optimising compilers off, until release. */
+/** Holds the young generation at its current size and the compilers off, until release. */
 export function holdForStartUp(): void {
   if (held) return;
   for (const flag of ours) setFlagsFromString(flag.hold);

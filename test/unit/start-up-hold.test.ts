@@ -1,5 +1,5 @@
-// The start-up hold (src/cli/start-up-hold.ts): while held, V8 optimises nothing; once released, hot code
-// is optimised again, so a server under load runs optimised code as without the hold.
+// The start-up hold (src/cli/start-up-hold.ts): while held, V8 compiles nothing beyond bytecode; once
+// released, hot code is optimised again, so a server under load runs optimised code as without the hold.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
