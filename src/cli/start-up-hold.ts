@@ -1,6 +1,6 @@
 // What V8 would spend on start-up, and then keep resident in an idle server, held back while tokend loads.
 //
-// - The young generation. Loading tokend (~900 modules) and building the app leave many objects alive,
+// - The young generation. Loading tokend (~700 modules) and building the app leave many objects alive,
 //   and V8 answers such a burst by growing its young generation (the new space: from 1 MB semi-spaces up
 //   to 16 MB and more), which then stays resident: ~10 MB that no request needed. While held, the young
 //   generation keeps its initial size and the survivors go straight on to the old space; the GC time of
