@@ -3,15 +3,9 @@
 // 5 on the whole machine when there is no Redis), restarts a worker that dies unexpectedly, and on
 // SIGTERM/SIGINT asks every worker to drain, then exits 0 once all of them have.
 import cluster, { type Worker } from 'node:cluster';
-import { createRequire } from 'node:module';
-import type * as Flexible from 'rate-limiter-flexible';
 import type { Config } from './config.ts';
 import { migrateDatabase } from './store/database.ts';
-
-// From its own file, not the package's index, which loads all 36 limiters (see src/tokens/login-limiter.ts).
-const { RateLimiterClusterMaster } = createRequire(import.meta.url)(
-  'rate-limiter-flexible/lib/RateLimiterCluster.js',
-) as Pick<typeof Flexible, 'RateLimiterClusterMaster'>;
+import { RateLimiterClusterMaster } from './tokens/login-limiter.ts';
 
 /** Longest the primary waits for its workers to drain (a worker gives itself 10 s). */
 const DRAIN_DEADLINE_MS = 15_000;

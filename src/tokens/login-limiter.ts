@@ -25,7 +25,12 @@ const RateLimiterCompatibleAbstract = fromLib(
   'RateLimiterCompatibleAbstract',
 ) as typeof Flexible.RateLimiterCompatibleAbstract;
 type RateLimiterCompatibleAbstract = Flexible.RateLimiterCompatibleAbstract;
-const { RateLimiterCluster } = fromLib('RateLimiterCluster') as Pick<typeof Flexible, 'RateLimiterCluster'>;
+const { RateLimiterCluster, RateLimiterClusterMaster } = fromLib('RateLimiterCluster') as Pick<
+  typeof Flexible,
+  'RateLimiterCluster' | 'RateLimiterClusterMaster'
+>;
+/** The primary's side of RateLimiterCluster: it keeps the workers' counts (src/cluster.ts). */
+export { RateLimiterClusterMaster };
 const redisLimiter = () => fromLib('RateLimiterRedis') as typeof Flexible.RateLimiterRedis;
 
 export type LimitDecision = { allowed: true } | { allowed: false; retryAfterS: number };
