@@ -1,6 +1,7 @@
-// The credential lookup (Store.hotRow): on a SQLite file a synchronous read on a query-only connection
-// of its own, elsewhere a server-side prepared statement. On every dialect it sees committed tokens only,
-// and it never waits for a transaction open on the store's main connection.
+// The credential lookup (tokenLookup over Store.syncRow or Store.hotQuery): on a SQLite file a
+// synchronous read on a query-only connection of its own, elsewhere a server-side prepared statement
+// shared by the lookups started together. On every dialect it sees committed tokens only, and it never
+// waits for a transaction open on the store's main connection.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
