@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { LoginResult } from '../tokens/service.ts';
-import type { PoolStats } from '../store/database.ts';
+import type { Store } from '../store/database.ts';
 
 /** Login outcomes as labelled on tokend_login_attempts_total: `ok` or the response code. */
 export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
@@ -30,7 +30,7 @@ export const UNMATCHED_ROUTE = '(unmatched)';
 
 export class TokendMetrics {
   readonly registry = new Registry();
-  private poolStats: (() => PoolStats | undefined) | undefined;
+  private poolStats: Store['poolStats'];
 
   readonly httpRequests = new Counter({
     name: 'tokend_http_requests_total',
@@ -101,23 +101,25 @@ export class TokendMetrics {
     const readPool = () => this.poolStats?.();
     new Gauge({
       name: 'tokend_db_pool_connections',
-      help: 'Database pool connections by state (total, idle, in_use), waiting queries and the maximum.',
-      labelNames: ['state'] as const,
+      help:
+        'Database pool connections by pool (main; lookup: the credential lookup) and state (total, idle, ' +
+        'in_use), waiting queries and the maximum.',
+      labelNames: ['pool', 'state'] as const,
       registers: [this.registry],
       collect() {
-        const stats = readPool();
-        if (!stats) return;
-        this.set({ state: 'total' }, stats.total);
-        this.set({ state: 'idle' }, stats.idle);
-        this.set({ state: 'in_use' }, stats.total - stats.idle);
-        this.set({ state: 'waiting' }, stats.waiting);
-        this.set({ state: 'max' }, stats.max);
+        for (const [pool, stats] of Object.entries(readPool() ?? {})) {
+          this.set({ pool, state: 'total' }, stats.total);
+          this.set({ pool, state: 'idle' }, stats.idle);
+          this.set({ pool, state: 'in_use' }, stats.total - stats.idle);
+          this.set({ pool, state: 'waiting' }, stats.waiting);
+          this.set({ pool, state: 'max' }, stats.max);
+        }
       },
     });
   }
 
   /** Where pool figures come from; without one (SQLite) the gauge has no series. */
-  observePool(stats: () => PoolStats | undefined): void {
+  observePool(stats: Store['poolStats']): void {
     this.poolStats = stats;
   }
 
@@ -138,7 +140,7 @@ export interface Observed {
   jobs: { onFixed: ((rows: number) => void) | undefined };
   lastUsed: { onFlush: ((size: number) => void) | undefined };
   expiry: { onSwept: ((deleted: number) => void) | undefined };
-  store: { poolStats?: () => PoolStats };
+  store: Pick<Store, 'poolStats'>;
 }
 
 /** Points the background services' callbacks at the metrics. */

@@ -138,15 +138,26 @@ for (const dialect of DIALECTS) {
 
     it('reports the database pool where the driver exposes it', async (t) => {
       const h = await build(t, dialect);
-      await h.api({ method: 'GET', path: '/tokens' });
-      await h.createUser();
+      const user = await h.createUser();
+      const token = await h.createToken(user.id);
+      const self = await h.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { 'x-ripple-token': token.secret },
+      });
+      assert.equal(self.statusCode, 200, self.body);
       const text = await scrape(h);
-      const state = (s: string) => sample(text, 'tokend_db_pool_connections', { state: s });
+      const state = (s: string, pool = 'main') =>
+        sample(text, 'tokend_db_pool_connections', { pool, state: s });
       if (dialect === 'postgres') {
         assert.equal(state('max'), 10);
         assert.ok((state('total') ?? 0) >= 1, text);
         assert.equal((state('total') ?? 0) - (state('idle') ?? 0), state('in_use'));
         assert.equal(state('waiting'), 0);
+        // The credential lookup of the request above went through a pool of its own.
+        assert.equal(state('max', 'lookup'), 4);
+        assert.ok((state('total', 'lookup') ?? 0) >= 1, text);
+        assert.equal(state('waiting', 'lookup'), 0);
       } else {
         assert.equal(state('total'), undefined, `${dialect} does not expose its pool`);
       }

@@ -8,6 +8,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
 import { LOOKUP_BATCH_MAX, tokenLookup } from '../../src/tokens/repository.ts';
+import { sql } from 'kysely';
 import type { Store } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 
@@ -102,6 +103,30 @@ for (const dialect of DIALECTS) {
         assert.equal((await find(tokens[2]!.secret))?.description, 't2');
         assert.equal((await find(tokens[0]!.secret))?.description, 't0');
         assert.equal(queries, 2);
+      });
+
+    if (dialect === 'postgres')
+      it('runs on a pool of its own whose sessions plan the lookup once; other queries keep the default', async (t) => {
+        const h = await build(t, dialect);
+        const user = await h.createUser();
+        const { secret, id } = await h.createToken(user.id);
+        const lookup = tokenLookup(h.store);
+        // One at a time: the pool hands the same idle connection back each time.
+        for (let i = 0; i < 8; i++) assert.equal((await lookup(hashTokenSecret(secret)))?.id, id);
+        const onLookupPool = h.store.hotQuery<{ mode: string; generic: number; custom: number }>(
+          `select current_setting('plan_cache_mode') as mode,
+                  coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
+           from pg_prepared_statements where statement like '%token_hash%'`,
+        );
+        const [plans] = await onLookupPool([]);
+        assert.equal(plans?.mode, 'force_generic_plan');
+        // The lookup was planned for any parameters, never for each execution's own.
+        assert.ok((plans?.generic ?? 0) >= 8, JSON.stringify(plans));
+        assert.equal(plans?.custom, 0);
+        const main = await sql<{ mode: string }>`select current_setting('plan_cache_mode') as mode`.execute(
+          h.store.db,
+        );
+        assert.equal(main.rows[0]?.mode, 'auto');
       });
   });
 }
