@@ -93,6 +93,8 @@ export function prepareOnServer(sqlText: string): void {
     PREPARED_STATEMENTS.set(sqlText, `tokend_${PREPARED_STATEMENTS.size + 1}`);
 }
 
+const noop = () => {};
+
 let postgresDriver: Promise<typeof pg> | undefined;
 
 /** pg, loaded on first use; it returns BIGINT as strings by default, and every BIGINT here fits in 2^53. */
@@ -287,15 +289,18 @@ async function makeKysely(config: DatabaseConfig, limits: PoolLimits): Promise<D
         connectionTimeoutMillis: limits.connectTimeoutMs,
         query_timeout: limits.queryTimeoutMs,
         keepAlive: true,
+        // Run on each new connection before the pool hands it out. A server older than PostgreSQL 12 has
+        // no such setting and refuses it (42704); its statements are then planned as usual. Any other
+        // failure (a lost connection, a timeout) fails the checkout, and the pool drops the connection.
+        onConnect: limits.genericPlans
+          ? (client) =>
+              client.query('SET plan_cache_mode = force_generic_plan').then(noop, (err: unknown) => {
+                if ((err as { code?: unknown }).code !== '42704') throw err;
+              })
+          : undefined,
       });
       // An idle client that loses its server emits here; the pool replaces it on the next checkout.
       pool.on('error', () => {});
-      // Sent before the new client's first query (a client runs its queries in order). A server older
-      // than PostgreSQL 12 has no such setting and refuses it; its statements are then planned as usual.
-      if (limits.genericPlans)
-        pool.on('connect', (client) => {
-          client.query('SET plan_cache_mode = force_generic_plan').catch(() => {});
-        });
       const db = new Kysely<Database>({
         dialect: new PostgresDialect({ pool: new PostgresPoolWithTimeouts(pg, pool) }),
       });
