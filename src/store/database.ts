@@ -166,11 +166,9 @@ class PostgresClientWithTimeouts {
         : this.raw.query({ name, text: sql, values }));
       return result as unknown as PostgresQueryResult<R>;
     } catch (err) {
-      if (err instanceof Error && err.message === 'Query read timeout') {
-        this.broken = true;
-        throw new DatabaseTimeoutError('query', err);
-      }
-      throw err;
+      const timedOut = asTimeout(err);
+      if (timedOut instanceof DatabaseTimeoutError) this.broken = true;
+      throw timedOut;
     }
   }
   release(destroy?: boolean): void {
@@ -272,6 +270,86 @@ class MysqlConnectionWithTimeout {
   }
 }
 
+function makePostgresPool(driver: typeof pg, url: string, limits: PoolLimits): pg.Pool {
+  const pool = new driver.Pool({
+    connectionString: url,
+    max: limits.poolSize,
+    // Covers both opening a connection and waiting for a free one.
+    connectionTimeoutMillis: limits.connectTimeoutMs,
+    query_timeout: limits.queryTimeoutMs,
+    keepAlive: true,
+    // Run on each new connection before the pool hands it out. A server older than PostgreSQL 12 has
+    // no such setting and refuses it (42704); its statements are then planned as usual. Any other
+    // failure (a lost connection, a timeout) fails the checkout, and the pool drops the connection.
+    onConnect: limits.genericPlans
+      ? (client) =>
+          client.query('SET plan_cache_mode = force_generic_plan').then(noop, (err: unknown) => {
+            if ((err as { code?: unknown }).code !== '42704') throw err;
+          })
+      : undefined,
+  });
+  // An idle client that loses its server emits here; the pool replaces it on the next checkout.
+  pool.on('error', () => {});
+  return pool;
+}
+
+const postgresPoolStats = (pool: pg.Pool, limits: PoolLimits): PoolStats => ({
+  total: pool.totalCount,
+  idle: pool.idleCount,
+  waiting: pool.waitingCount,
+  max: limits.poolSize,
+});
+
+/** pg reports a query that outlived query_timeout with this message. */
+const asTimeout = (err: unknown): unknown =>
+  err instanceof Error && err.message === 'Query read timeout' ? new DatabaseTimeoutError('query', err) : err;
+
+/** The queries of the per-request path (Store.hotQuery), and the pool they run on if it is their own. */
+interface HotQueries {
+  run<Row>(sqlText: string): (parameters: readonly unknown[]) => Promise<Row[]>;
+  stats?: () => PoolStats;
+  close(): Promise<void>;
+}
+
+/** Through Kysely, on the store's own connections (MySQL, SQLite's in-memory database). */
+const hotQueriesOn = (db: Db): HotQueries => ({
+  run:
+    <Row>(sqlText: string) =>
+    async (parameters: readonly unknown[]) =>
+      (await db.executeQuery<Row>(CompiledQuery.raw(sqlText, [...parameters]))).rows,
+  close: async () => {},
+});
+
+/**
+ * PostgreSQL: the credential lookup runs on a small pool of its own, straight through pg, whose
+ * sessions plan it once. With a parameter of its own for every execution, PostgreSQL otherwise keeps
+ * planning the lookup anew (its generic plan for `token_hash = any($2)` looks costlier than the custom
+ * plans): 0.17 ms of planning for 0.05 ms of execution, ~130 µs of the server's CPU per lookup against
+ * ~50 µs planned once (bench/README.md). Other queries keep the usual choice on the main pool: some
+ * (the expiry sweep's `expires_at <= $1`) do need a plan for their actual parameters. The pool of its
+ * own also keeps lookups from queueing behind slow queries (listing, fix_privileges) for a connection.
+ * pg-pool drops a connection whose query failed (a timeout among others), as the main pool does.
+ */
+async function postgresHotQueries(url: string, limits: PoolLimits): Promise<HotQueries> {
+  const limitsHere = { ...limits, genericPlans: true };
+  const pool = makePostgresPool(await loadPostgresDriver(), url, limitsHere);
+  return {
+    run: <Row>(sqlText: string) => {
+      const name = PREPARED_STATEMENTS.get(sqlText);
+      return async (parameters: readonly unknown[]) => {
+        try {
+          const result = await pool.query({ name, text: sqlText, values: [...parameters] });
+          return result.rows as Row[];
+        } catch (err) {
+          throw asTimeout(err);
+        }
+      };
+    },
+    stats: () => postgresPoolStats(pool, limitsHere),
+    close: () => pool.end(),
+  };
+}
+
 async function makeKysely(config: DatabaseConfig, limits: PoolLimits): Promise<Db> {
   switch (config.kind) {
     case 'sqlite': {
@@ -282,34 +360,11 @@ async function makeKysely(config: DatabaseConfig, limits: PoolLimits): Promise<D
     }
     case 'postgres': {
       const pg = await loadPostgresDriver();
-      const pool = new pg.Pool({
-        connectionString: config.url,
-        max: limits.poolSize,
-        // Covers both opening a connection and waiting for a free one.
-        connectionTimeoutMillis: limits.connectTimeoutMs,
-        query_timeout: limits.queryTimeoutMs,
-        keepAlive: true,
-        // Run on each new connection before the pool hands it out. A server older than PostgreSQL 12 has
-        // no such setting and refuses it (42704); its statements are then planned as usual. Any other
-        // failure (a lost connection, a timeout) fails the checkout, and the pool drops the connection.
-        onConnect: limits.genericPlans
-          ? (client) =>
-              client.query('SET plan_cache_mode = force_generic_plan').then(noop, (err: unknown) => {
-                if ((err as { code?: unknown }).code !== '42704') throw err;
-              })
-          : undefined,
-      });
-      // An idle client that loses its server emits here; the pool replaces it on the next checkout.
-      pool.on('error', () => {});
+      const pool = makePostgresPool(pg, config.url, limits);
       const db = new Kysely<Database>({
         dialect: new PostgresDialect({ pool: new PostgresPoolWithTimeouts(pg, pool) }),
       });
-      POOL_STATS.set(db, () => ({
-        total: pool.totalCount,
-        idle: pool.idleCount,
-        waiting: pool.waitingCount,
-        max: limits.poolSize,
-      }));
+      POOL_STATS.set(db, () => postgresPoolStats(pool, limits));
       return db;
     }
     case 'mysql': {
@@ -350,9 +405,9 @@ export async function migrateDatabase(
   }
 }
 
-function poolStatsOf(db: Db, lookupDb: Db): Store['poolStats'] {
+function poolStatsOf(db: Db, hot: HotQueries): Store['poolStats'] {
   const main = POOL_STATS.get(db);
-  const lookup = lookupDb === db ? undefined : POOL_STATS.get(lookupDb);
+  const lookup = hot.stats;
   if (!main) return undefined;
   return () => (lookup ? { main: main(), lookup: lookup() } : { main: main() });
 }
@@ -365,22 +420,14 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     queryTimeoutMs: timeoutMs,
   });
   const dialect = config.kind;
-  // PostgreSQL: the credential lookup runs on a small pool of its own, whose sessions plan it once.
-  // With a parameter of its own for every execution, PostgreSQL keeps planning the lookup anew (its
-  // generic plan for `token_hash = any($2)` looks costlier than the custom plans): 0.17 ms of planning
-  // for 0.05 ms of execution, ~130 µs of the server's CPU per lookup against ~50 µs planned once
-  // (bench/README.md). Other queries keep the usual choice: some (the expiry sweep's `expires_at <= $1`)
-  // do need a plan for their actual parameters. The own pool also keeps lookups from queueing behind
-  // slow queries (listing, fix_privileges) for a connection.
-  const lookupDb =
+  const hot =
     config.kind === 'postgres'
-      ? await makeKysely(config, {
+      ? await postgresHotQueries(config.url, {
           poolSize: Math.min(LOOKUP_POOL_MAX, options.poolSize ?? DEFAULT_POOL_SIZE),
           connectTimeoutMs: timeoutMs,
           queryTimeoutMs: timeoutMs,
-          genericPlans: true,
         })
-      : db;
+      : hotQueriesOn(db);
   try {
     // An in-memory SQLite database exists only on its own handle.
     if (options.migrate !== false)
@@ -389,7 +436,7 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
         : migrateDatabase(config, { timeoutMs }));
   } catch (err) {
     await db.destroy().catch(() => {});
-    if (lookupDb !== db) await lookupDb.destroy().catch(() => {});
+    await hot.close().catch(() => {});
     throw err;
   }
   // An in-memory SQLite database exists only on its own handle, so it has no second connection.
@@ -406,14 +453,13 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     async close() {
       queryOnly?.close();
       await db.destroy();
-      if (lookupDb !== db) await lookupDb.destroy();
+      await hot.close();
     },
-    poolStats: poolStatsOf(db, lookupDb),
+    poolStats: poolStatsOf(db, hot),
     syncRow: queryOnly && (<Row>(sqlText: string) => queryOnly.firstRow<Row>(sqlText)),
     hotQuery<Row>(sqlText: string) {
       prepareOnServer(sqlText);
-      return async (parameters: readonly unknown[]) =>
-        (await lookupDb.executeQuery<Row>(CompiledQuery.raw(sqlText, [...parameters]))).rows;
+      return hot.run<Row>(sqlText);
     },
   };
 }
