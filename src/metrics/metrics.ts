@@ -32,19 +32,30 @@ export class TokendMetrics {
   readonly registry = new Registry();
   private poolStats: Store['poolStats'];
 
-  readonly httpRequests = new Counter({
-    name: 'tokend_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'code'] as const,
-    registers: [this.registry],
-  });
-
   readonly httpDuration = new Histogram({
     name: 'tokend_http_request_duration_seconds',
     help: 'Time to answer an HTTP request, by method, route pattern and status code.',
     labelNames: ['method', 'route', 'code'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
+  });
+
+  /**
+   * The same counts as the histogram's `_count` series, kept under their own name for dashboards: read
+   * from the histogram at each scrape, so a request updates one metric, not two.
+   */
+  readonly httpRequests = new Counter({
+    name: 'tokend_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'code'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      const counts = (await this.httpDuration.get()).values.filter(
+        (value) => value.metricName === 'tokend_http_request_duration_seconds_count',
+      );
+      this.httpRequests.reset();
+      for (const { labels, value } of counts) this.httpRequests.inc(labels, value);
+    },
   });
 
   readonly deepPages = new Counter({
@@ -129,9 +140,7 @@ export class TokendMetrics {
   }
 
   request(method: string, route: string | undefined, code: number, seconds: number): void {
-    const labels = { method, route: route ?? UNMATCHED_ROUTE, code: String(code) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    this.httpDuration.observe({ method, route: route ?? UNMATCHED_ROUTE, code: String(code) }, seconds);
   }
 }
 
