@@ -111,7 +111,10 @@ export async function alternate<T>(rounds: number, sides: ReadonlyArray<() => Pr
   return out;
 }
 
-/** A short run whose figures are thrown away: JIT, connection set-up, caches. */
+/**
+ * A run of `spec.seconds` whose figures are thrown away: connection set-up, caches and, above all,
+ * V8's tiering up of the request path, which under load on 2 cores takes tokend several seconds.
+ */
 export async function warmUp(spec: LoadSpec): Promise<void> {
-  await load({ ...spec, seconds: 1 });
+  await load(spec);
 }

@@ -2,7 +2,7 @@
 // Prints one markdown table and writes bench/results.json. See bench/README.md.
 //
 //   node bench/run.ts [--quick] [--check] [--scenarios 1,4] [--backends sqlite,postgres]
-//                     [--seconds N] [--connections N] [--profile]
+//                     [--seconds N] [--warm-up N] [--connections N] [--profile]
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -49,6 +49,8 @@ interface Options {
   /** Seconds of load per side of each comparison, split over `rounds` alternating runs. */
   seconds: number;
   rounds: number;
+  /** Seconds of load each server gets, unmeasured, before its first measured run. */
+  warmUpSeconds: number;
   connections: number;
   /** Connections of the token-creation load (scenarios 2 and 3): more than bcrypt's concurrency, so it never idles. */
   createConnections: number;
@@ -67,6 +69,7 @@ function parseOptions(): Options {
       scenarios: { type: 'string' },
       backends: { type: 'string' },
       seconds: { type: 'string' },
+      'warm-up': { type: 'string' },
       connections: { type: 'string', default: '10' },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -104,8 +107,10 @@ function parseOptions(): Options {
   }
   const seconds = Number(values.seconds ?? (values.quick ? 3 : 10));
   const connections = Number(values.connections);
-  if (!(seconds >= 1) || !Number.isInteger(connections) || connections < 1)
-    throw new Error('--seconds must be ≥ 1 and --connections a positive integer');
+  // Reads reach their steady figures after ~5 s of load (V8 tiers the request path up meanwhile).
+  const warmUpSeconds = Number(values['warm-up'] ?? (values.quick ? 3 : 6));
+  if (!(seconds >= 1) || !(warmUpSeconds >= 0) || !Number.isInteger(connections) || connections < 1)
+    throw new Error('--seconds must be ≥ 1, --warm-up ≥ 0 and --connections a positive integer');
   return {
     quick: values.quick,
     check: values.check,
@@ -113,6 +118,7 @@ function parseOptions(): Options {
     backends,
     seconds,
     rounds: values.quick ? 2 : 4,
+    warmUpSeconds,
     connections,
     createConnections: 8,
     bcryptConcurrency: loadConfig({ BCRYPT_CONCURRENCY: process.env.BCRYPT_CONCURRENCY }).bcryptConcurrency,
@@ -248,7 +254,8 @@ const sliceSeconds = (run: Run) => run.opts.seconds / run.opts.rounds;
 /** Warms both sides up, then alternates short runs of each; returns each side's runs combined, and b/a req/s per round. */
 async function compareLoads(run: Run, a: Side, b: Side): Promise<[LoadResult, LoadResult, number[]]> {
   const seconds = sliceSeconds(run);
-  for (const side of [a, b]) await warmUp({ ...side.spec, port: side.server.port, seconds });
+  for (const side of [a, b])
+    await warmUp({ ...side.spec, port: side.server.port, seconds: run.opts.warmUpSeconds });
   const cpu = (server: Server) => () => cpuSecondsOf(server.child.pid ?? -1, true);
   const [as, bs] = await alternate(run.opts.rounds, [
     () => loadWithCpu({ ...a.spec, port: a.server.port, seconds }, cpu(a.server)),
@@ -372,7 +379,7 @@ async function scenarioCreate(run: Run, backend: Dialect, tokend: Server) {
   if (!/"token":"[0-9a-f]{32}"/.test(probe.body))
     throw new Error(`token creation gave no token: ${probe.body}`);
   const seconds = sliceSeconds(run);
-  await warmUp({ ...createSpec(run), port: tokend.port, seconds });
+  await warmUp({ ...createSpec(run), port: tokend.port, seconds: run.opts.warmUpSeconds });
   const [ceilings, creations] = await alternate<Ceiling | LoadResult>(run.opts.rounds, [
     () => bcryptCeiling(run, seconds),
     () => load({ ...createSpec(run), port: tokend.port, seconds }),
@@ -406,7 +413,7 @@ async function scenarioStorm(run: Run, backend: Dialect, tokend: Server) {
   const seconds = sliceSeconds(run);
   const reads = { ...readSpec(run), port: tokend.port, seconds };
   const logins = { ...createSpec(run), port: tokend.port, seconds };
-  await warmUp(reads);
+  await warmUp({ ...reads, seconds: run.opts.warmUpSeconds });
   const [alone, storm] = await alternate(run.opts.rounds, [
     () => load(reads).then((r) => [r]),
     () => Promise.all([load(reads), load(logins)]),
@@ -622,7 +629,7 @@ async function profileReads(run: Run, database: TestDatabase) {
   const startedAt = Date.now();
   const tokend = await startTokend(database, {}, ['--cpu-prof', '--cpu-prof-dir', dir]);
   try {
-    await warmUp({ ...readSpec(run), port: tokend.port, seconds: 1 });
+    await warmUp({ ...readSpec(run), port: tokend.port, seconds: run.opts.warmUpSeconds });
     await load({ ...readSpec(run), port: tokend.port, seconds: run.opts.seconds });
   } finally {
     await tokend.stop();
