@@ -333,6 +333,8 @@ const hotQueriesOn = (db: Db): HotQueries => ({
 async function postgresHotQueries(url: string, limits: PoolLimits): Promise<HotQueries> {
   const limitsHere = { ...limits, genericPlans: true };
   const pool = makePostgresPool(await loadPostgresDriver(), url, limitsHere);
+  // Store.close may be called more than once (pg-pool's end may not).
+  let ended: Promise<void> | undefined;
   return {
     run: <Row>(sqlText: string) => {
       const name = PREPARED_STATEMENTS.get(sqlText);
@@ -346,7 +348,7 @@ async function postgresHotQueries(url: string, limits: PoolLimits): Promise<HotQ
       };
     },
     stats: () => postgresPoolStats(pool, limitsHere),
-    close: () => pool.end(),
+    close: () => (ended ??= pool.end()),
   };
 }
 

@@ -9,7 +9,7 @@ import { build } from '../helpers/app.ts';
 import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
 import { LOOKUP_BATCH_MAX, tokenLookup } from '../../src/tokens/repository.ts';
 import { sql } from 'kysely';
-import type { Store } from '../../src/store/database.ts';
+import { openStore, type Store } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 
 for (const dialect of DIALECTS) {
@@ -104,6 +104,18 @@ for (const dialect of DIALECTS) {
         assert.equal((await find(tokens[0]!.secret))?.description, 't0');
         assert.equal(queries, 2);
       });
+
+    it('is closed with the store, and closing the store again is harmless', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const { secret } = await h.createToken(user.id);
+      const store = await openStore(h.database.config, { poolSize: 2 });
+      const lookup = tokenLookup(store);
+      assert.ok(await lookup(hashTokenSecret(secret)));
+      await store.close();
+      await store.close();
+      await assert.rejects(async () => lookup(hashTokenSecret(secret)));
+    });
 
     if (dialect === 'postgres')
       it('runs on a pool of its own whose sessions plan the lookup once; other queries keep the default', async (t) => {
