@@ -81,14 +81,15 @@ export const DEFAULT_TIMEOUT_MS = 2000;
 const MIGRATION_QUERY_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * SQL texts that PostgreSQL and MySQL run as server-side prepared statements: parsed and planned once per
- * connection, then only executed. Meant for the few fixed queries on the per-request path (the credential
- * lookup); every other query goes as text, so no connection collects a statement per distinct IN-list.
+ * SQL texts that PostgreSQL and MySQL run as server-side prepared statements (Store.hotQuery): parsed
+ * and planned once per connection, then only executed. Meant for the few fixed queries on the
+ * per-request path (the credential lookup); every other query goes as text, so no connection collects
+ * a statement per distinct IN-list. On PostgreSQL they run on the lookup pool, on MySQL on the main one.
  */
 const PREPARED_STATEMENTS = new Map<string, string>();
 
 /** Runs this exact SQL text as a prepared statement from now on (PostgreSQL, MySQL; SQLite caches all). */
-export function prepareOnServer(sqlText: string): void {
+function prepareOnServer(sqlText: string): void {
   if (!PREPARED_STATEMENTS.has(sqlText))
     PREPARED_STATEMENTS.set(sqlText, `tokend_${PREPARED_STATEMENTS.size + 1}`);
 }
@@ -159,11 +160,8 @@ class PostgresClientWithTimeouts {
   }
   async query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     try {
-      const name = PREPARED_STATEMENTS.get(sql);
-      const values = parameters as unknown[];
-      const result = await (name === undefined
-        ? this.raw.query(sql, values)
-        : this.raw.query({ name, text: sql, values }));
+      // Text only: the prepared statements (PREPARED_STATEMENTS) run on the lookup pool (postgresHotQueries).
+      const result = await this.raw.query(sql, parameters as unknown[]);
       return result as unknown as PostgresQueryResult<R>;
     } catch (err) {
       const timedOut = asTimeout(err);
@@ -340,7 +338,7 @@ async function postgresHotQueries(url: string, limits: PoolLimits): Promise<HotQ
       const name = PREPARED_STATEMENTS.get(sqlText);
       return async (parameters: readonly unknown[]) => {
         try {
-          const result = await pool.query({ name, text: sqlText, values: [...parameters] });
+          const result = await pool.query({ name, text: sqlText, values: parameters as unknown[] });
           return result.rows as Row[];
         } catch (err) {
           throw asTimeout(err);
