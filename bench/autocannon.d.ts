@@ -11,6 +11,8 @@ declare module 'autocannon' {
     pipelining?: number;
     duration?: number;
     timeout?: number;
+    /** Called with each connection's client as it is made (per-connection headers, bodies). */
+    setupClient?: (client: { setHeaders(headers: Record<string, string>): void }) => void;
   }
   interface Result {
     duration: number;

@@ -7,6 +7,11 @@ export interface LoadSpec {
   path: string;
   method?: string;
   headers?: Record<string, string>;
+  /**
+   * Headers of each connection in turn (the i-th connection gets entry i modulo their number), e.g. a
+   * token of its own per connection, as distinct clients send; they replace `headers`.
+   */
+  connectionHeaders?: ReadonlyArray<Record<string, string>>;
   body?: string;
   connections: number;
   seconds: number;
@@ -47,12 +52,22 @@ function result(requests: number, seconds: number, failures: number, latencies: 
   return r;
 }
 
+/** autocannon's setupClient for per-connection headers (called once per connection it opens). */
+function connectionSetup(
+  headers: LoadSpec['connectionHeaders'],
+): ((client: { setHeaders(headers: Record<string, string>): void }) => void) | undefined {
+  if (!headers || headers.length === 0) return undefined;
+  let next = 0;
+  return (client) => client.setHeaders(headers[next++ % headers.length]!);
+}
+
 export async function load(spec: LoadSpec): Promise<LoadResult> {
   const instance = autocannon({
     url: `http://127.0.0.1:${spec.port}${spec.path}`,
     method: spec.method ?? 'GET',
     headers: spec.headers,
     body: spec.body,
+    setupClient: connectionSetup(spec.connectionHeaders),
     connections: spec.connections,
     duration: spec.seconds,
     timeout: 30,

@@ -53,17 +53,14 @@ export interface BearerTokenStore {
 }
 
 export interface IdentityDeps {
-  /** The token with this secret hash and its owner; synchronous where the store reads so (SQLite). */
-  findToken: (secretHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined>;
+  /** The token with this secret hash and its owner. */
+  findToken: (secretHash: string) => Promise<TokenWithOwner | undefined>;
   bearerTokens: BearerTokenStore | undefined;
   lastUsed: LastUsedBatcher;
   now: () => number;
 }
 
-/**
- * The request's identity: at once when the lookup is synchronous (an API token on SQLite), else a
- * promise of it. The per-request path then takes no promise at all on SQLite.
- */
+/** The request's identity: at once when the request carries no credential, else a promise of it. */
 export function makeIdentify(deps: IdentityDeps) {
   const fromRow = (row: TokenWithOwner | undefined): Identity => {
     if (!row) return NO_IDENTITY;
@@ -81,10 +78,7 @@ export function makeIdentify(deps: IdentityDeps) {
       ownerTokensVersion: row.user_tokens_version,
     };
   };
-  const byToken = (secretHash: string): Identity | Promise<Identity> => {
-    const found = deps.findToken(secretHash);
-    return found instanceof Promise ? found.then(fromRow) : fromRow(found);
-  };
+  const byToken = (secretHash: string): Promise<Identity> => deps.findToken(secretHash).then(fromRow);
   const byBearerThenToken = async (secretHash: string, bearers: BearerTokenStore): Promise<Identity> =>
     (await bearers.find(secretHash)) ?? (await byToken(secretHash));
 

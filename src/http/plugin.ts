@@ -20,7 +20,7 @@ export const identityPlugin = fp<IdentityDeps>(
   async (app, deps) => {
     const identify = makeIdentify(deps);
     app.decorateRequest('identity', null);
-    // A callback hook: a lookup that answers at once (SQLite) goes on without a promise or a microtask.
+    // A callback hook: a request without a credential goes on without a promise or a microtask.
     const resolveIdentity: preHandlerHookHandler = (request, _reply, done) => {
       let identity: Identity | Promise<Identity>;
       try {

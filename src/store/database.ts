@@ -37,18 +37,13 @@ export interface Store {
   /** Connections of each pool, where the driver exposes them (PostgreSQL); for metrics. */
   poolStats?: () => Readonly<Partial<Record<PoolName, PoolStats>>>;
   /**
-   * On a SQLite file: a reader of one row for a fixed query of the per-request path (the credential
-   * lookup), prepared once, that reads synchronously on a query-only connection of its own: no query
-   * builder, no promise, and, in WAL mode, only committed data, never a transaction still open on the
-   * main connection. Undefined elsewhere (see hotQuery).
+   * A fixed query of the per-request path (the credential lookup), prepared once: on PostgreSQL and
+   * MySQL as a server-side prepared statement (prepareOnServer); on a SQLite file, read synchronously
+   * on a query-only connection of the store's own, which in WAL mode sees only committed data, never a
+   * transaction still open on the main connection.
    */
-  readonly syncRow: (<Row>(sqlText: string) => SyncRow<Row>) | undefined;
-  /** A fixed query of the per-request path, run as a server-side prepared statement (prepareOnServer). */
   hotQuery<Row>(sqlText: string): (parameters: readonly unknown[]) => Promise<Row[]>;
 }
-
-/** Runs a fixed query with these parameters: its first row, at once. */
-export type SyncRow<Row> = (parameters: readonly unknown[]) => Row | undefined;
 
 /** main: every query but the credential lookup; lookup: the credential lookup (PostgreSQL, see openStore). */
 export type PoolName = 'main' | 'lookup';
@@ -309,6 +304,15 @@ interface HotQueries {
   close(): Promise<void>;
 }
 
+/** On a SQLite file: on the query-only connection, with no query builder and no pool in between. */
+const hotQueriesOnSqlite = (queryOnly: QueryOnlySqliteDatabase): HotQueries => ({
+  run: <Row>(sqlText: string) => {
+    const read = queryOnly.rows<Row>(sqlText);
+    return async (parameters: readonly unknown[]) => read(parameters);
+  },
+  close: async () => queryOnly.close(),
+});
+
 /** Through Kysely, on the store's own connections (MySQL, SQLite's in-memory database). */
 const hotQueriesOn = (db: Db): HotQueries => ({
   run:
@@ -420,6 +424,7 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     queryTimeoutMs: timeoutMs,
   });
   const dialect = config.kind;
+  // An in-memory SQLite database exists only on its own handle, so it has no second connection.
   const hot =
     config.kind === 'postgres'
       ? await postgresHotQueries(config.url, {
@@ -427,7 +432,9 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
           connectTimeoutMs: timeoutMs,
           queryTimeoutMs: timeoutMs,
         })
-      : hotQueriesOn(db);
+      : config.kind === 'sqlite' && config.path !== ':memory:'
+        ? hotQueriesOnSqlite(new QueryOnlySqliteDatabase(config.path))
+        : hotQueriesOn(db);
   try {
     // An in-memory SQLite database exists only on its own handle.
     if (options.migrate !== false)
@@ -439,11 +446,6 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     await hot.close().catch(() => {});
     throw err;
   }
-  // An in-memory SQLite database exists only on its own handle, so it has no second connection.
-  const queryOnly =
-    config.kind === 'sqlite' && config.path !== ':memory:'
-      ? new QueryOnlySqliteDatabase(config.path)
-      : undefined;
   return {
     db,
     dialect,
@@ -451,12 +453,10 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
       await db.selectFrom('users').select('id').limit(1).execute();
     },
     async close() {
-      queryOnly?.close();
       await db.destroy();
       await hot.close();
     },
     poolStats: poolStatsOf(db, hot),
-    syncRow: queryOnly && (<Row>(sqlText: string) => queryOnly.firstRow<Row>(sqlText)),
     hotQuery<Row>(sqlText: string) {
       prepareOnServer(sqlText);
       return hot.run<Row>(sqlText);

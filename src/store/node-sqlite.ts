@@ -57,9 +57,10 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 }
 
 /**
- * A second connection to the same file that can only read (PRAGMA query_only), for the per-request
- * lookup: a statement prepared once and run synchronously. In WAL mode each read sees the last commit,
- * never the uncommitted writes of a transaction open on the main connection. Opened on first use.
+ * A second connection to the same file that can only read (PRAGMA query_only), for the queries of the
+ * per-request path (the credential lookup): statements prepared once and run synchronously. In WAL
+ * mode each read sees the last commit, never the uncommitted writes of a transaction open on the main
+ * connection. Opened on first use.
  */
 export class QueryOnlySqliteDatabase {
   private readonly path: string;
@@ -78,10 +79,10 @@ export class QueryOnlySqliteDatabase {
   }
 
   /**
-   * The first row of `sql` for the parameters, or undefined; the statement is prepared on the first call.
-   * SQLite hands the row over as an array (no column name to look up per row) and it is named here.
+   * Every row of `sql` for the parameters; the statement is prepared on the first call. SQLite hands
+   * rows over as arrays (no column name to look up per row), and they are named here.
    */
-  firstRow<Row>(sql: string): (parameters: readonly unknown[]) => Row | undefined {
+  rows<Row>(sql: string): (parameters: readonly unknown[]) => Row[] {
     let stmt: StatementSync | undefined;
     let names: string[] = [];
     return (parameters) => {
@@ -90,11 +91,12 @@ export class QueryOnlySqliteDatabase {
         stmt.setReturnArrays(true);
         names = stmt.columns().map((column) => column.name);
       }
-      const values = stmt.get(...bind(parameters)) as unknown as unknown[] | undefined;
-      if (values === undefined) return undefined;
-      const row: Record<string, unknown> = {};
-      for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
-      return row as Row;
+      const found = stmt.all(...bind(parameters)) as unknown as unknown[][];
+      return found.map((values) => {
+        const row: Record<string, unknown> = {};
+        for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+        return row as Row;
+      });
     };
   }
 

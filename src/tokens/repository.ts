@@ -53,48 +53,43 @@ export interface TokenWithOwner {
   user_tokens_version: number;
 }
 
-/** Most credentials one lookup query carries on a database server (see tokenLookup). */
+/** Most credentials one lookup query carries (see tokenLookup). */
 export const LOOKUP_BATCH_MAX = 64;
 
-type LookupStore = Pick<Store, 'db' | 'dialect' | 'syncRow' | 'hotQuery'>;
-type Lookup = (tokenHash: string) => TokenWithOwner | undefined | Promise<TokenWithOwner | undefined>;
+type LookupStore = Pick<Store, 'db' | 'dialect' | 'hotQuery'>;
+type Lookup = (tokenHash: string) => Promise<TokenWithOwner | undefined>;
 
 /**
  * The hot-path lookup: the token with this secret hash joined with its owner, in one indexed query
- * compiled once, so no query building happens per request. An expired token is not found (same
- * query, via the unique index on token_hash), so it stops authenticating the moment it expires.
+ * compiled once (Store.hotQuery), so no query building happens per request. An expired token is not
+ * found (same query, via the unique index on token_hash), so it stops authenticating the moment it
+ * expires.
  *
- * On a SQLite file it is a synchronous read (Store.syncRow). On a database server, the lookups that
- * concurrent requests start in one turn of the event loop share one query and one round trip
- * (DataLoader, no cache: every request still reads the database): under load, the driver's and the
- * server's cost per query is spread over the batch instead of paid per request.
+ * The lookups that concurrent requests start in one turn of the event loop share one query (DataLoader,
+ * no cache: every request still reads the database, after it arrived). On a database server that is
+ * one round trip and one execution for the batch; on SQLite one read transaction instead of one per
+ * request, and the requests of a turn are answered together, after their reads, instead of each
+ * answer being written (and waking its client) before the next request is read. Under load that
+ * halved tokend's CPU per authenticated read on SQLite (bench/README.md, tuning log).
  */
 export function tokenLookup(store: LookupStore): Lookup {
   // Parameters in the order of the WHEREs: the current time, then the hash or hashes.
-  const unexpiredWithOwner = () =>
-    store.db
-      .selectFrom('tokens')
-      .innerJoin('users', 'users.id', 'tokens.user_id')
-      .select([
-        'tokens.id',
-        'tokens.user_id',
-        'tokens.privileges',
-        'tokens.description',
-        'tokens.last_updated',
-        'users.privileges as user_privileges',
-        'users.tokens_version as user_tokens_version',
-      ])
-      .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]));
+  const byHashes = store.db
+    .selectFrom('tokens')
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .select([
+      'tokens.id',
+      'tokens.user_id',
+      'tokens.privileges',
+      'tokens.description',
+      'tokens.last_updated',
+      'users.privileges as user_privileges',
+      'users.tokens_version as user_tokens_version',
+      'tokens.token_hash',
+    ])
+    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]));
   const now = () => Math.floor(Date.now() / 1000);
 
-  if (store.syncRow) {
-    const read = store.syncRow<TokenWithOwner>(
-      unexpiredWithOwner().where('tokens.token_hash', '=', '').compile().sql,
-    );
-    return (tokenHash) => read([now(), tokenHash]);
-  }
-
-  const byHashes = unexpiredWithOwner().select('tokens.token_hash');
   type Found = TokenWithOwner & { token_hash: string };
   let readBatch: (hashes: readonly string[], at: number) => Promise<Found[]>;
   if (store.dialect === 'postgres') {
@@ -104,8 +99,8 @@ export function tokenLookup(store: LookupStore): Lookup {
     );
     readBatch = (hashes, at) => read([at, [...hashes]]);
   } else {
-    // One statement per power-of-two list length, the list padded with its last hash: a connection
-    // prepares at most log2(LOOKUP_BATCH_MAX) + 1 of them.
+    // SQLite and MySQL: one statement per power-of-two list length, the list padded with its last
+    // hash, so a connection prepares at most log2(LOOKUP_BATCH_MAX) + 1 of them.
     const reads = new Map<number, (parameters: readonly unknown[]) => Promise<Found[]>>();
     readBatch = (hashes, at) => {
       let size = 1;
