@@ -109,8 +109,11 @@ function parseOptions(): Options {
   const connections = Number(values.connections);
   // Reads reach their steady figures after ~5 s of load (V8 tiers the request path up meanwhile).
   const warmUpSeconds = Number(values['warm-up'] ?? (values.quick ? 3 : 6));
+  // Each read connection has a seeded token of its own (readHeadersOf); 8,000 of them have 4-digit ids.
   if (!(seconds >= 1) || !(warmUpSeconds >= 0) || !Number.isInteger(connections) || connections < 1)
     throw new Error('--seconds must be ≥ 1, --warm-up ≥ 0 and --connections a positive integer');
+  if (connections > MAX_READ_CONNECTIONS)
+    throw new Error(`--connections may be at most ${MAX_READ_CONNECTIONS} (a seeded token each)`);
   return {
     quick: values.quick,
     check: values.check,
@@ -184,9 +187,16 @@ const SELF_PATH = '/api/v1/tokens/self';
 const LIST_PATH = '/api/v1/tokens';
 const CREATE_PATH = '/api/v1/tokens';
 const FIX_PATH = '/api/v1/tokens/fix_privileges';
-/** The token that reads (within its owner's privileges, owned by the listing user). */
-const READ_TOKEN = hotTokenId(1);
-const readHeaders = { 'x-ripple-token': benchSecret(READ_TOKEN) };
+/**
+ * The tokens that read, one per connection, as distinct clients send distinct tokens (one token shared
+ * by every connection would let a batched lookup find one row for all of them). Owned by the listing
+ * user; ids of one digit count, so every answer has the size of the one the baseline sends.
+ */
+const FIRST_READ_TOKEN = hotTokenId(1000);
+const MAX_READ_CONNECTIONS = 8000;
+const readHeadersOf = (connections: number) =>
+  Array.from({ length: connections }, (_, i) => ({ 'x-ripple-token': benchSecret(FIRST_READ_TOKEN + i) }));
+const readHeaders = readHeadersOf(1)[0]!;
 
 function tokendEnv(database: TestDatabase, extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -279,7 +289,11 @@ interface Run {
   baselineStart?: { startMs: number; idleRss: number };
 }
 
-const readSpec = (run: Run) => ({ path: SELF_PATH, headers: readHeaders, connections: run.opts.connections });
+const readSpec = (run: Run) => ({
+  path: SELF_PATH,
+  connectionHeaders: readHeadersOf(run.opts.connections),
+  connections: run.opts.connections,
+});
 
 async function scenarioRead(run: Run, backend: Dialect, tokend: Server) {
   const probe = await expectStatus(tokend.port, SELF_PATH, { headers: readHeaders });
