@@ -65,11 +65,14 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 export class QueryOnlySqliteDatabase {
   private readonly path: string;
   private raw: DatabaseSync | undefined;
+  private closed = false;
   constructor(path: string) {
     this.path = path;
   }
 
   private open(): DatabaseSync {
+    // A lookup after the store was closed fails as on the main connection, instead of reopening.
+    if (this.closed) throw new Error('the database connection is closed');
     if (this.raw === undefined) {
       const raw = new DatabaseSync(this.path, { timeout: 5000 });
       raw.exec('PRAGMA query_only = ON;');
@@ -101,6 +104,7 @@ export class QueryOnlySqliteDatabase {
   }
 
   close(): void {
+    this.closed = true;
     if (this.raw?.isOpen) this.raw.close();
     this.raw = undefined;
   }

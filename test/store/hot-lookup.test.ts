@@ -107,6 +107,8 @@ for (const dialect of DIALECTS) {
       await store.close();
       await store.close();
       await assert.rejects(async () => lookup(hashTokenSecret(secret)));
+      // Two lookups together need a statement not prepared before the close: no connection reopens for it.
+      await assert.rejects(Promise.all([secret, `${secret}x`].map((s) => lookup(hashTokenSecret(s)))));
     });
 
     if (dialect === 'postgres')
