@@ -8,7 +8,7 @@ import { createLoginLimiter, limiterSettings, type LoginLimiter } from './tokens
 import { LastUsedBatcher } from './tokens/last-used.ts';
 import { BackgroundJobs } from './tokens/fix-privileges.ts';
 import { tokenLookup } from './tokens/repository.ts';
-import { nowSeconds } from './tokens/service.ts';
+import { nowSeconds } from './clock.ts';
 import { tokenRoutes } from './tokens/routes.ts';
 import { pingRoutes } from './users/ping-route.ts';
 import type { BearerTokenStore } from './http/identity.ts';
@@ -152,6 +152,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bearerTokens: services.bearerTokens,
     lastUsed,
     now: nowSeconds,
+    publicUrl: config.publicUrl,
   });
 
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));

@@ -33,6 +33,10 @@ export interface Config {
   tokenSweepIntervalS: number;
   /** Abuse limits of the HTTP server (see SECURITY.md). Timeouts in ms; 0 turns a limit off. */
   http: HttpLimits;
+  /** Sudo mode: a web session older than this since its last password entry must enter it again (s). */
+  sudoWindowS: number;
+  /** The server's public origin (scheme, host, port), e.g. https://tokens.example; undefined: taken from each request. */
+  publicUrl: string | undefined;
   /** On SIGTERM, how long to keep serving (answering `Connection: close`, not ready) before closing. */
   shutdownDrainMs: number;
 }
@@ -119,6 +123,22 @@ function parseMetricsToken(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parsePublicUrl(raw: string | undefined): string | undefined {
+  const value = raw?.trim();
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `expected an absolute URL like https://tokens.example; got ${JSON.stringify(raw)}`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || url.search || url.hash)
+    throw new ConfigError('PUBLIC_URL', `expected http(s)://host[:port] without credentials, query or fragment; got ${JSON.stringify(raw)}`);
+  if (url.pathname !== '/')
+    throw new ConfigError('PUBLIC_URL', `expected the server's origin without a path (tokend serves at its root); got ${JSON.stringify(raw)}`);
+  return url.origin;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -162,6 +182,8 @@ export function loadConfig(env: Env = process.env): Config {
     tokenSweepIntervalS: integer(env, 'TOKEN_SWEEP_INTERVAL_S', 60, 1, 86_400),
     http: loadHttpLimits(env, parseTrustProxy(env.TRUST_PROXY) !== false),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 1000, 0, 8000),
+    sudoWindowS: integer(env, 'SUDO_WINDOW_S', 15 * 60, 0, 86_400),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL),
   };
 }
 

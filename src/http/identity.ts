@@ -1,12 +1,11 @@
 // Who a request acts for: resolved once per request, only on routes that declare `config: { identify: true }`.
 // One indexed lookup joins the token with its owner's current privileges, so a demoted or banned owner
 // loses privileges at once; nothing is cached between requests.
-import type { FastifyRequest } from 'fastify';
 import { effectivePrivileges } from '../privileges.ts';
 import { hashTokenSecret } from '../tokens/secret.ts';
 import type { TokenWithOwner } from '../tokens/repository.ts';
 import type { LastUsedBatcher } from '../tokens/last-used.ts';
-import { readCredential } from './credentials.ts';
+import type { Credential } from './credentials.ts';
 
 export interface TokenIdentity {
   kind: 'token';
@@ -36,6 +35,7 @@ export interface BearerIdentity {
   userPrivileges: number;
   /** limit(scope privileges, owner's current privileges); 0 for a banned owner */
   privileges: number;
+  /** the granted scopes, space-separated */
   scope: string;
   /** RFC 3339 */
   created: string;
@@ -49,7 +49,8 @@ export const NO_IDENTITY: Identity = Object.freeze({ kind: 'none' });
 export interface BearerTokenStore {
   /** The live (unexpired) access token with this secret hash, with effective privileges computed. */
   find(secretHash: string): Promise<BearerIdentity | undefined>;
-  revoke(tokenId: number): Promise<void>;
+  /** Ends the grant this access token belongs to: the token, its refresh token and their siblings. */
+  revokeGrant(tokenId: number): Promise<void>;
 }
 
 export interface IdentityDeps {
@@ -82,8 +83,7 @@ export function makeIdentify(deps: IdentityDeps) {
   const byBearerThenToken = async (secretHash: string, bearers: BearerTokenStore): Promise<Identity> =>
     (await bearers.find(secretHash)) ?? (await byToken(secretHash));
 
-  return function identify(request: FastifyRequest): Identity | Promise<Identity> {
-    const credential = readCredential(request);
+  return function identify(credential: Credential | undefined): Identity | Promise<Identity> {
     if (!credential) return NO_IDENTITY;
     const secretHash = hashTokenSecret(credential.value);
     if (credential.source === 'bearer' && deps.bearerTokens)

@@ -3,6 +3,9 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { addRouteHook } from './route-hooks.ts';
 import { NO_IDENTITY, makeIdentify, type Identity, type IdentityDeps } from './identity.ts';
+import { readCredential } from './credentials.ts';
+import { sendEnvelope } from './envelope.ts';
+import { sentFromOrigin, serverOrigin } from './origin.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,15 +19,38 @@ declare module 'fastify' {
 
 export const identityOf = (request: FastifyRequest): Identity => request.identity ?? NO_IDENTITY;
 
-export const identityPlugin = fp<IdentityDeps>(
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface IdentityPluginOptions extends IdentityDeps {
+  /** PUBLIC_URL: this server's origin, when it is not taken from each request */
+  publicUrl: string | undefined;
+}
+
+export const identityPlugin = fp<IdentityPluginOptions>(
   async (app, deps) => {
     const identify = makeIdentify(deps);
     app.decorateRequest('identity', null);
     // A callback hook: a request without a credential goes on without a promise or a microtask.
-    const resolveIdentity: preHandlerHookHandler = (request, _reply, done) => {
+    const resolveIdentity: preHandlerHookHandler = (request, reply, done) => {
       let identity: Identity | Promise<Identity>;
       try {
-        identity = identify(request);
+        const credential = readCredential(request);
+        // Browsers send the cookie with requests that other sites start: a write that only the cookie
+        // identifies must come from this server's own pages (the 403 envelope, and nothing changes).
+        if (
+          credential?.source === 'cookie' &&
+          !SAFE_METHODS.has(request.method) &&
+          !sentFromOrigin(request, serverOrigin(request, deps.publicUrl))
+        ) {
+          sendEnvelope(
+            reply,
+            403,
+            'This request is identified only by the session cookie and was not sent from this site ' +
+              '(its Origin or Referer is missing or another): nothing was changed. Send the token in a header instead.',
+          );
+          return;
+        }
+        identity = identify(credential);
       } catch (err) {
         return done(err as Error);
       }

@@ -3,7 +3,7 @@
 import type { BearerIdentity, BearerTokenStore } from '../http/identity.ts';
 import { effectivePrivileges } from '../privileges.ts';
 import type { Db } from '../store/database.ts';
-import { bearerLookup, deleteAccessTokenById, type BearerRow } from './repository.ts';
+import { bearerLookup, revokeGrantOfAccessToken, type BearerRow } from './repository.ts';
 import { scopePrivileges } from './scopes.ts';
 
 /** Unix seconds as RFC 3339 (UTC, whole seconds). */
@@ -44,7 +44,7 @@ export class OAuthBearerTokens implements BearerTokenStore {
     return row ? toIdentity(row) : undefined;
   }
 
-  async revoke(tokenId: number): Promise<void> {
-    await deleteAccessTokenById(this.db, tokenId);
+  async revokeGrant(tokenId: number): Promise<void> {
+    await revokeGrantOfAccessToken(this.db, tokenId);
   }
 }

@@ -3,7 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import csrf from '@fastify/csrf-protection';
-import { nowSeconds } from '../tokens/service.ts';
+import { nowSeconds } from '../clock.ts';
+import type { WebDeps } from '../web/session.ts';
 import { sendPageError, webRoutes } from '../web/routes.ts';
 import type { OAuthDeps } from './deps.ts';
 import { authorizeGetEndpoint, authorizePostEndpoint } from './endpoints/authorize.ts';
@@ -18,7 +19,14 @@ import { useDocumentHeaders } from '../http/security-headers.ts';
 
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter } = app.tokend;
-  const deps: OAuthDeps = { db: store.db, dialect: store.dialect, now: nowSeconds };
+  const web: WebDeps = {
+    db: store.db,
+    dialect: store.dialect,
+    passwords,
+    loginLimiter,
+    sudoWindowS: app.tokend.config.sudoWindowS,
+  };
+  const deps: OAuthDeps = { db: store.db, dialect: store.dialect, now: nowSeconds, web, publicUrl: app.tokend.config.publicUrl };
 
   startSweeping(app, deps, app.tokend.config.tokenSweepIntervalS * 1000);
 
@@ -26,7 +34,7 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
   app.get(
     '/.well-known/oauth-authorization-server',
     doc('Authorization server metadata (RFC 8414)'),
-    metadataEndpoint,
+    metadataEndpoint(app.tokend.config.publicUrl),
   );
 
   // Back channel: client to server, JSON answers and RFC 6749 §5.2 errors.
@@ -52,7 +60,7 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
       { ...doc('The consent form: Allow or Deny'), preHandler: pages.csrfProtection },
       authorizePostEndpoint(deps),
     );
-    await webRoutes(pages, { db: store.db, dialect: store.dialect, passwords, loginLimiter });
+    await webRoutes(pages, web);
   });
 }
 

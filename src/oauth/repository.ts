@@ -105,6 +105,18 @@ export async function deleteAccessTokenById(db: Db, id: number): Promise<void> {
   await db.deleteFrom('oauth_access_tokens').where('id', '=', id).execute();
 }
 
+/** Revokes the grant an access token descends from: that token, and every access and refresh token of its family. */
+export async function revokeGrantOfAccessToken(db: Db, accessTokenId: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('oauth_access_tokens')
+      .select('family')
+      .where('id', '=', accessTokenId)
+      .executeTakeFirst();
+    if (row) await revokeFamily(trx, row.family);
+  });
+}
+
 /** Revokes every access and refresh token descended from one grant. */
 export async function revokeFamily(db: Db, family: string): Promise<void> {
   await db.deleteFrom('oauth_access_tokens').where('family', '=', family).execute();

@@ -4,14 +4,15 @@ import { InvalidScope } from './errors.ts';
 
 export interface ScopeInfo {
   privileges: number;
-  /** what the consent page says the app may do, in plain words */
+  /** what the consent page says the app may do, in plain words: everything the scope allows */
   description: string;
 }
 
 export const SCOPES: Readonly<Record<string, ScopeInfo>> = {
   read_confidential: {
     privileges: TokenPrivilege.ReadConfidential,
-    description: 'Read your private account information, such as your email address and settings.',
+    description:
+      'Read your private account information, such as your email address and settings, and list your API tokens (their descriptions, privileges and last use; never their secrets).',
   },
   write: {
     privileges: TokenPrivilege.Write,

@@ -30,6 +30,10 @@ export interface TokenTable {
   last_updated: number;
   /** Unix seconds after which the token no longer authenticates; null: never expires */
   expires_at: number | null;
+  /** 1 for a web session (made by the web sign-in; private, no privileges); 0 for every API token */
+  session: Generated<number>;
+  /** Unix seconds when a web session last had its password entered (sudo mode); null otherwise */
+  password_at: number | null;
 }
 
 /** A registered OAuth 2.0 client (a third-party app). */

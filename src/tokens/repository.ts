@@ -21,6 +21,8 @@ export interface NewToken {
   now: number;
   /** Unix seconds; absent or null: never expires */
   expiresAt?: number | null;
+  /** a web session (see src/auth/sessions.ts): private, no privileges, with the time of its password entry */
+  session?: { passwordAt: number };
 }
 
 export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Promise<number> {
@@ -32,6 +34,8 @@ export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Pr
     private: token.private ? 1 : 0,
     last_updated: token.now,
     expires_at: token.expiresAt ?? null,
+    session: token.session ? 1 : 0,
+    password_at: token.session?.passwordAt ?? null,
   };
   if (dialect === 'mysql') {
     const result = await db.insertInto('tokens').values(values).executeTakeFirstOrThrow();
@@ -235,10 +239,10 @@ export async function deleteExpiredTokens(db: Db, now: number): Promise<number> 
 export async function listAllTokensOfUser(
   db: Db,
   userId: number,
-): Promise<Array<Omit<TokenRow, 'token_hash' | 'expires_at'>>> {
+): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at'>>> {
   return db
     .selectFrom('tokens')
-    .select(['id', 'user_id', 'privileges', 'description', 'private', 'last_updated'])
+    .select(['id', 'user_id', 'privileges', 'description', 'private', 'session', 'last_updated', 'expires_at'])
     .where('user_id', '=', userId)
     .orderBy('id')
     .execute();

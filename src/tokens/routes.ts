@@ -152,6 +152,10 @@ const fixPrivilegesSchema = {
   response: { 200: messageSchema },
 } as const;
 
+/** The OAuth scope a bearer token needs to list the user's API tokens. */
+export const LIST_TOKENS_SCOPE = 'read_confidential';
+const hasScope = (granted: string, scope: string): boolean => granted.split(' ').includes(scope);
+
 export const FIX_PRIVILEGES_NEEDS = TokenPrivilege.ManageUser | TokenPrivilege.APIMeta;
 
 /** 401 unless the request's effective privileges include every bit of `needed`. */
@@ -246,6 +250,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       const identity = identityOf(request);
       if (identity.kind === 'none')
         return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+      if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
+        return sendEnvelope(
+          reply,
+          401,
+          `This bearer token lacks the scope ${LIST_TOKENS_SCOPE}, which listing your tokens needs.`,
+        );
       const { limit, offset } = paginate(request.query.p, request.query.l);
       const now = Math.floor(Date.now() / 1000);
       const rows =
@@ -293,7 +303,8 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
         break;
       case 'bearer':
         if (!bearerTokens) throw new Error('bearer identity without a bearer token store');
-        await bearerTokens.revoke(identity.tokenId);
+        // The whole grant: a refresh token left behind would mint a new access token at once.
+        await bearerTokens.revokeGrant(identity.tokenId);
         break;
     }
     return sendEnvelope(reply, 200, 'Bye! The token has been deleted.');
@@ -306,6 +317,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     const identity = identityOf(request);
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+    if (identity.kind === 'bearer')
+      return sendEnvelope(
+        reply,
+        401,
+        'A bearer token cannot revoke other tokens: it may only delete itself (/tokens/self). Use an API token.',
+      );
     if (request.validationError)
       return sendEnvelope(
         reply,

@@ -85,6 +85,18 @@ export interface ConsentView {
   scopes: ReadonlyArray<{ name: string; description: string }>;
   /** the authorization request, carried to the POST */
   request: Readonly<Record<string, string | undefined>>;
+  /** sudo mode has lapsed: the form asks for the password again */
+  needsPassword: boolean;
+  error?: string;
+}
+
+/** The password field of a form that needs sudo mode (the password entered within the last minutes). */
+export function confirmPasswordField(): Html {
+  return html`<p>
+    <label for="confirm_password">Confirm with your password</label>
+    <input type="password" id="confirm_password" name="confirm_password" required autocomplete="current-password" />
+    <span class="muted">You signed in a while ago; enter your password again to go on.</span>
+  </p>`;
 }
 
 export function consentPage(view: ConsentView) {
@@ -92,10 +104,10 @@ export function consentPage(view: ConsentView) {
   const picture = client.avatar
     ? html`<img src="${client.avatar}" alt="" width="64" height="64" />`
     : html`<span class="initial" aria-hidden="true">${[...client.name][0]?.toUpperCase() ?? '?'}</span>`;
-  const abilities =
-    view.scopes.length === 0
-      ? html`<li>Know who you are: your user id and username. Nothing more.</li>`
-      : view.scopes.map((s) => html`<li>${s.description} <span class="muted">(${s.name})</span></li>`);
+  const abilities = [
+    html`<li>Know who you are: your user id and username.</li>`,
+    ...view.scopes.map((s) => html`<li>${s.description} <span class="muted">(${s.name})</span></li>`),
+  ];
   return html`<div class="client">
       ${picture}
       <div>
@@ -110,8 +122,13 @@ export function consentPage(view: ConsentView) {
     <ul class="scopes">
       ${abilities}
     </ul>
+    <p class="muted">
+      It will not be able to create API tokens, revoke your other tokens or change your password. You can
+      withdraw its access at any time under “Connected applications” on your <a href="/tokens">token page</a>.
+    </p>
+    ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
     <form method="post" action="/oauth/authorize">
-      ${hiddenFields({ _csrf: view.csrf, ...view.request })}
+      ${hiddenFields({ _csrf: view.csrf, ...view.request })} ${view.needsPassword ? confirmPasswordField() : ''}
       <div class="actions">
         <button type="submit" name="decision" value="allow" class="primary">Allow</button>
         <button type="submit" name="decision" value="deny">Deny</button>

@@ -2,10 +2,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../oauth/errors.ts';
 import { doc } from '../oauth/route-doc.ts';
-import { deleteTokenById } from '../tokens/repository.ts';
+import { endSession, SESSION_TTL_S } from '../auth/sessions.ts';
 import { errorPage, loginPage, signedInPage, sendPage } from './pages.ts';
-import { WEB_SESSION_TTL_S, webLogin, type WebLoginDeps } from './login.ts';
-import { clearSessionCookie, csrfToken, localPath, sessionUser, setSessionCookie } from './session.ts';
+import { webLogin } from './login.ts';
+import {
+  clearSessionCookie,
+  csrfToken,
+  localPath,
+  sessionUser,
+  setSessionCookie,
+  type WebDeps,
+} from './session.ts';
 
 type Form = Record<string, unknown>;
 const field = (body: unknown, name: string): string | undefined => {
@@ -43,7 +50,7 @@ export function sendPageError(err: FastifyError | OAuthError, request: FastifyRe
   return sendPage(reply, 500, 'Error', errorPage('An internal error occurred. Please try again later.'));
 }
 
-export async function webRoutes(app: FastifyInstance, deps: WebLoginDeps): Promise<void> {
+export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   function showLogin(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -96,7 +103,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebLoginDeps): Promi
         case 'banned':
           return again(403, 'This account is banned.');
         case 'signed-in':
-          setSessionCookie(request, reply, result.secret, WEB_SESSION_TTL_S);
+          setSessionCookie(request, reply, result.secret, SESSION_TTL_S);
           return reply.redirect(next ?? '/login', 303);
       }
     },
@@ -104,7 +111,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebLoginDeps): Promi
 
   app.post('/logout', { ...doc('Sign out'), preHandler: app.csrfProtection }, async (request, reply) => {
     const user = await sessionUser(deps.db, request);
-    if (user) await deleteTokenById(deps.db, user.tokenId);
+    if (user) await endSession(deps.db, user.id);
     clearSessionCookie(request, reply);
     return reply.redirect('/login', 303);
   });

@@ -1,29 +1,70 @@
-// The browser session: the `rt` cookie holds a private token made by /login.
+// The browser's side of a web session (src/auth/sessions.ts decides what a session is): the `rt` cookie,
+// reading the signed-in user from it, and sudo mode's password confirmation.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COOKIE_NAME } from '../http/credentials.ts';
-import type { Db } from '../store/database.ts';
-import { hashTokenSecret } from '../tokens/secret.ts';
-import { nowSeconds } from '../tokens/service.ts';
+import { nowSeconds } from '../clock.ts';
+import { checkPasswordLogin, type PasswordLoginDeps } from '../auth/password-login.ts';
+import { findSession, inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
+import type { Db, Dialect } from '../store/database.ts';
 
-export interface SessionUser {
-  tokenId: number;
-  userId: number;
-  username: string;
-  privileges: number;
+export type { Session } from '../auth/sessions.ts';
+
+export interface WebDeps extends PasswordLoginDeps {
+  db: Db;
+  dialect: Dialect;
+  /** SUDO_WINDOW_S */
+  sudoWindowS: number;
 }
 
-/** The signed-in user of this browser, or undefined. One indexed query. */
-export async function sessionUser(db: Db, request: FastifyRequest): Promise<SessionUser | undefined> {
+/**
+ * The signed-in user of this browser: the live web session in the `rt` cookie, or undefined. Any other
+ * credential in the cookie (an API token, a bearer token, an ended or expired session) signs no one in.
+ */
+export async function sessionUser(db: Db, request: FastifyRequest): Promise<Session | undefined> {
   const secret = request.cookies[COOKIE_NAME];
-  if (!secret) return undefined;
-  const row = await db
-    .selectFrom('tokens')
-    .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select(['tokens.id as tokenId', 'users.id as userId', 'users.username', 'users.privileges'])
-    .where('tokens.token_hash', '=', hashTokenSecret(secret))
-    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', nowSeconds())]))
-    .executeTakeFirst();
-  return row ? { ...row, privileges: Number(row.privileges) } : undefined;
+  if (!secret || secret.length > 256) return undefined;
+  return findSession(db, secret, nowSeconds());
+}
+
+export type SudoCheck =
+  | { kind: 'ok' }
+  /** the password is needed (again); `error` says why the one given was not taken */
+  | { kind: 'password-needed'; error?: string; retryAfterS?: number }
+  | { kind: 'signed-out' };
+
+/**
+ * Sudo mode: a sensitive action goes ahead when the session's password was entered within
+ * SUDO_WINDOW_S, or when `password` is given now and passes the same check (and rate limits) as a sign-in.
+ */
+export async function confirmSudo(
+  deps: WebDeps,
+  session: Session,
+  password: string | undefined,
+  clientIp: string,
+): Promise<SudoCheck> {
+  const now = nowSeconds();
+  if (inSudoMode(session, now, deps.sudoWindowS)) return { kind: 'ok' };
+  if (password === undefined || password === '') return { kind: 'password-needed' };
+  if (password.length > 1024) return { kind: 'password-needed', error: 'That password is too long.' };
+  const checked = await checkPasswordLogin(deps, { id: session.userId }, password, clientIp);
+  switch (checked.kind) {
+    case 'ok':
+      await recordPasswordEntry(deps.db, session.id, now);
+      return { kind: 'ok' };
+    case 'wrong-password':
+      return { kind: 'password-needed', error: 'That password is not right.' };
+    case 'rate-limited':
+      return {
+        kind: 'password-needed',
+        error: `Too many password attempts. Try again in ${checked.retryAfterS} seconds.`,
+        retryAfterS: checked.retryAfterS,
+      };
+    case 'legacy-password':
+      return { kind: 'password-needed', error: 'This account has an old-style password. Reset it first.' };
+    case 'banned':
+    case 'no-user':
+      return { kind: 'signed-out' };
+  }
 }
 
 const isHttps = (request: FastifyRequest): boolean => request.protocol === 'https';

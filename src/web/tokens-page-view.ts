@@ -32,6 +32,13 @@ button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{ou
 .inline{display:inline}
 [hidden]{display:none!important}
 .link{background:none;border:none;padding:0;color:#2457d6;text-decoration:underline}
+input[type=password]{padding:.5rem;border:1px solid #888;border-radius:6px;font:inherit;width:100%;box-sizing:border-box;margin-top:.25rem}
+.apps{list-style:none;padding:0;margin:.5rem 0}
+.apps li{display:flex;gap:.75rem;align-items:center;padding:.6rem 0;border-bottom:1px solid #ddd;flex-wrap:wrap}
+.apps img,.apps .initial{width:40px;height:40px;border-radius:8px;flex:none;object-fit:cover}
+.apps .initial{display:flex;align-items:center;justify-content:center;background:#2457d6;color:#fff;font-weight:700}
+.apps .about{flex:1 1 14rem;min-width:0;overflow-wrap:anywhere}
+.danger-zone{border:1px solid #b3261e;border-radius:8px;padding:.25rem 1rem 1rem;margin-top:1.75rem}
 @media (prefers-color-scheme:dark){body{background:#15151b;color:#e8e8ee}main{background:#22222b}
 th,td{border-color:#444}button,.button{background:#22222b;color:#e8e8ee}.muted{color:#aaa}.link{color:#8fb0ff}
 .notice{background:#163a22;color:#c9f2d5}.error{background:#4a1d1d;color:#ffd6d6}}
@@ -63,7 +70,8 @@ export const sendTokensPage = pageSender({
   css: CSS,
   policy: [
     "script-src 'self'",
-    'img-src data:',
+    // data: for the icon; http(s): for the avatars of connected applications (their own images)
+    'img-src data: https: http:',
     "connect-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",
@@ -101,6 +109,19 @@ export interface TokensPageView {
   notice?: string;
   error?: string;
   description?: string;
+  /** sudo mode has lapsed: forms that need it ask for the password */
+  needsPassword: boolean;
+  applications: ApplicationView[];
+}
+
+export interface ApplicationView {
+  clientId: string;
+  name: string;
+  avatar: string;
+  /** what it may do, in a few words each */
+  abilities: string[];
+  approvedAt: number | null;
+  lastUsedAt: number | null;
 }
 
 const UNITS: ReadonlyArray<readonly [Intl.RelativeTimeFormatUnit, number]> = [
@@ -246,8 +267,44 @@ function createForm(view: TokensPageView): Html {
     <select id="expires_in" name="expires_in">
       ${expiries}
     </select>
+    ${view.needsPassword ? passwordField() : ''}
     <div class="actions"><button type="submit" class="primary">Create token</button></div>
   </form>`;
+}
+
+/** Sudo mode's password field (see src/web/session.ts confirmSudo). */
+function passwordField(): Html {
+  return html`<label for="confirm_password">Confirm with your password</label>
+    <input type="password" id="confirm_password" name="confirm_password" required autocomplete="current-password" />
+    <p class="muted">You signed in a while ago: enter your password again to go on.</p>`;
+}
+
+function applicationList(view: TokensPageView): Html {
+  if (view.applications.length === 0)
+    return html`<p class="muted">No application can act for your account.</p>`;
+  const items = view.applications.map((a) => {
+    const picture = a.avatar
+      ? html`<img src="${a.avatar}" alt="" width="40" height="40" />`
+      : html`<span class="initial" aria-hidden="true">${[...a.name][0]?.toUpperCase() ?? '?'}</span>`;
+    return html`<li>
+      ${picture}
+      <div class="about">
+        <strong>${a.name}</strong><br />
+        <span class="muted"
+          >May ${a.abilities.length ? a.abilities.join(', ') : 'know who you are'}.
+          ${a.approvedAt === null ? '' : html`Approved ${when(a.approvedAt, view.now)}.`}
+          ${a.lastUsedAt === null ? 'Not used yet.' : html`Last used ${when(a.lastUsedAt, view.now)}.`}</span
+        >
+      </div>
+      <form method="post" action="/tokens/applications/${encodeURIComponent(a.clientId)}/revoke" class="inline">
+        ${csrfField(view.csrf)}
+        <button type="submit" class="danger" aria-label="Revoke access of ${a.name}">Revoke access</button>
+      </form>
+    </li>`;
+  });
+  return html`<ul class="apps" aria-label="Connected applications">
+    ${items}
+  </ul>`;
 }
 
 export function tokensPage(view: TokensPageView): Html {
@@ -263,7 +320,17 @@ export function tokensPage(view: TokensPageView): Html {
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.created ? createdBox(view.created) : ''}
     <h2>Your tokens</h2>
-    ${tokenTable(view)} ${pager(view)} ${createForm(view)}`;
+    ${tokenTable(view)} ${pager(view)} ${createForm(view)}
+    <h2 id="apps-title">Connected applications</h2>
+    ${applicationList(view)}
+    <section class="danger-zone" aria-labelledby="everywhere-title">
+      <h2 id="everywhere-title">Sign out everywhere</h2>
+      <p class="muted">
+        Ends every session of yours in every browser, disconnects every application and revokes every API
+        token, at once. Use it when a token or your password may have leaked.
+      </p>
+      <a class="button" href="/tokens/sign-out-everywhere">Sign out everywhere…</a>
+    </section>`;
 }
 
 export function revokePage(view: { csrf: string; token: TokenRowView; now: number }): Html {
@@ -279,6 +346,29 @@ export function revokePage(view: { csrf: string; token: TokenRowView; now: numbe
       ${csrfField(view.csrf)}
       <div class="actions">
         <button type="submit" class="danger">Revoke</button>
+        <a href="/tokens">Cancel</a>
+      </div>
+    </form>`;
+}
+
+export function signOutEverywherePage(view: { csrf: string; needsPassword: boolean; error?: string }): Html {
+  return html`<h1>Sign out everywhere?</h1>
+    <p>This ends, at once and for good:</p>
+    <ul>
+      <li>every session of yours, in every browser (this one too);</li>
+      <li>the access of every connected application (their tokens stop working);</li>
+      <li>every API token of yours, listed or not.</li>
+    </ul>
+    <p>Anything using them stops working. You then sign in again and make new tokens.</p>
+    ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
+    <form method="post" action="/tokens/sign-out-everywhere">
+      ${csrfField(view.csrf)}
+      <p>
+        <label><input type="checkbox" name="confirm" value="yes" required /> Yes, end all of them</label>
+      </p>
+      ${view.needsPassword ? passwordField() : ''}
+      <div class="actions">
+        <button type="submit" class="danger">Sign out everywhere</button>
         <a href="/tokens">Cancel</a>
       </div>
     </form>`;

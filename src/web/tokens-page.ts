@@ -11,14 +11,17 @@ import {
   type TokenPrivilegeName,
 } from '../privileges.ts';
 import { sendPageError } from './routes.ts';
-import { csrfToken, sessionUser, type SessionUser } from './session.ts';
+import { clearSessionCookie, confirmSudo, csrfToken, sessionUser, type Session, type WebDeps } from './session.ts';
+import { inSudoMode } from '../auth/sessions.ts';
+import { mintToken } from '../auth/mint.ts';
+import { connectedApplications, revokeApplication, signOutEverywhere } from '../auth/revocation.ts';
 import {
   deletePublicTokenOfUser,
   findPublicTokenOfUser,
   listPublicTokens,
   type ListedToken,
 } from '../tokens/repository.ts';
-import { issueToken, nowSeconds } from '../tokens/service.ts';
+import { nowSeconds } from '../clock.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/routes.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
@@ -29,6 +32,7 @@ import {
   SCRIPT_PATH,
   messagePage,
   revokePage,
+  signOutEverywherePage,
   sendTokensPage,
   tokensPage,
   type PrivilegeChoice,
@@ -58,6 +62,11 @@ function grantable(userPrivileges: number): Array<{ name: TokenPrivilegeName; bi
 const asList = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 const formField = (body: unknown, name: string): unknown =>
   typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+/** The sudo-mode password of a form, when one was typed. */
+const passwordField = (body: unknown): string | undefined => {
+  const value = formField(body, 'confirm_password');
+  return typeof value === 'string' ? value : undefined;
+};
 
 function parseTokenId(raw: string): number | undefined {
   if (!/^\d{1,10}$/.test(raw)) return undefined;
@@ -65,8 +74,21 @@ function parseTokenId(raw: string): number | undefined {
   return id >= 1 && id <= MAX_ID ? id : undefined;
 }
 
+const SCOPE_NAMES_SHOWN: Readonly<Record<string, string>> = {
+  read_confidential: 'read private information and list your tokens',
+  write: 'make changes',
+  bancho: 'connect to the game server',
+};
+
 export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
-  const { store, lastUsed, metrics } = app.tokend;
+  const { store, lastUsed, metrics, config, passwords, loginLimiter } = app.tokend;
+  const web: WebDeps = {
+    db: store.db,
+    dialect: store.dialect,
+    passwords,
+    loginLimiter,
+    sudoWindowS: config.sudoWindowS,
+  };
   useDocumentHeaders(app);
   await app.register(formbody);
   await app.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
@@ -83,15 +105,21 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     };
   };
 
+  /** A browser whose session ended: back to sign-in, its cookie cleared. */
+  function signedOut(request: FastifyRequest, reply: FastifyReply) {
+    clearSessionCookie(request, reply);
+    return reply.redirect('/login?next=%2Ftokens', 303);
+  }
+
   /** The signed-in, not banned user; otherwise the reply has already been sent. */
-  async function requireUser(request: FastifyRequest, reply: FastifyReply): Promise<SessionUser | undefined> {
+  async function requireUser(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
     const user = await sessionUser(store.db, request);
     if (!user) {
       const next = request.method === 'GET' ? request.url : '/tokens';
       reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
       return undefined;
     }
-    if (isBanned(user.privileges)) {
+    if (isBanned(user.userPrivileges)) {
       sendTokensPage(reply, 403, 'Banned', messagePage('Account banned', 'This account is banned.'));
       return undefined;
     }
@@ -101,7 +129,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
   async function showTokens(
     request: FastifyRequest,
     reply: FastifyReply,
-    user: SessionUser,
+    user: Session,
     status: number,
     extra: Partial<TokensPageView> & { page?: number; checked?: ReadonlySet<string> } = {},
   ) {
@@ -109,7 +137,8 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
     const now = nowSeconds();
     const rows = await listPublicTokens(store.db, user.userId, size + 1, offset, now);
-    const choices: PrivilegeChoice[] = grantable(user.privileges).map(({ name, bit }) => ({
+    const apps = await connectedApplications(store.db, user.userId, now);
+    const choices: PrivilegeChoice[] = grantable(user.userPrivileges).map(({ name, bit }) => ({
       name,
       bit,
       checked: extra.checked?.has(name) ?? false,
@@ -124,6 +153,15 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       expiryChoices: EXPIRY_CHOICES,
       page,
       hasNext: rows.length > size,
+      needsPassword: !inSudoMode(user, now, config.sudoWindowS),
+      applications: apps.map((a) => ({
+        clientId: a.clientId,
+        name: a.name,
+        avatar: a.avatar,
+        abilities: a.scope === '' ? ['granted by an operator'] : a.scope.split(' ').map((n) => SCOPE_NAMES_SHOWN[n] ?? n),
+        approvedAt: a.approvedAt,
+        lastUsedAt: a.lastUsedAt,
+      })),
     };
     return sendTokensPage(reply, status, 'API tokens', tokensPage(view));
   }
@@ -138,11 +176,16 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
   app.get(
     '/tokens',
     HIDDEN,
-    async (request: FastifyRequest<{ Querystring: { p?: unknown; revoked?: unknown } }>, reply) => {
+    async (request: FastifyRequest<{ Querystring: { p?: unknown; revoked?: unknown; disconnected?: unknown } }>, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const { page } = paginate(request.query.p, undefined);
-      const notice = request.query.revoked !== undefined ? 'The token was revoked.' : undefined;
+      const notice =
+        request.query.revoked !== undefined
+          ? 'The token was revoked.'
+          : request.query.disconnected !== undefined
+            ? 'The application was disconnected: its access to your account has ended.'
+            : undefined;
       return showTokens(request, reply, user, 200, { page, notice });
     },
   );
@@ -158,7 +201,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
 
     if (description.length > MAX_DESCRIPTION_LENGTH)
       return again(`The description is too long (at most ${MAX_DESCRIPTION_LENGTH} characters).`);
-    const allowed = new Map(grantable(user.privileges).map((p) => [p.name as string, p.bit]));
+    const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
     const refused = names.filter((n) => typeof n !== 'string' || !allowed.has(n));
     if (refused.length > 0)
       return again(`Your account cannot give a token these privileges: ${refused.map(String).join(', ')}.`);
@@ -174,10 +217,24 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       if (expiresIn < 1 || expiresIn > MAX_EXPIRES_IN_S) return again('Choose when the token expires.');
     }
 
+    // Sudo mode: making a token needs a recent password entry.
+    const sudo = await confirmSudo(web, user, passwordField(request.body), request.ip);
+    if (sudo.kind === 'signed-out') return signedOut(request, reply);
+    if (sudo.kind === 'password-needed') {
+      if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
+      const status = sudo.retryAfterS !== undefined ? 429 : 403;
+      return showTokens(request, reply, user, status, {
+        error: sudo.error ?? 'Enter your password to create a token.',
+        description,
+        checked,
+        needsPassword: true,
+      });
+    }
+
     const now = nowSeconds();
-    const token = await issueToken(store.db, store.dialect, {
+    const token = await mintToken(store.db, store.dialect, {
       userId: user.userId,
-      privileges: limit(privileges, user.privileges),
+      requested: privileges,
       description,
       private: false,
       now,
@@ -185,7 +242,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     });
     metrics.tokensCreated.inc({ via: 'web' });
     return showTokens(request, reply, user, 200, {
-      created: { secret: token.secret, description, privilegeNames: tokenPrivilegeNames(privileges) },
+      created: { secret: token.secret, description, privilegeNames: tokenPrivilegeNames(token.privileges) },
     });
   });
 
@@ -234,4 +291,71 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       return reply.redirect('/tokens?revoked=1', 303);
     },
   );
+
+  app.post(
+    '/tokens/applications/:client/revoke',
+    { ...HIDDEN, preHandler: app.csrfProtection },
+    async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      const revoked = await revokeApplication(store.db, user.userId, request.params.client);
+      if (!revoked)
+        return sendTokensPage(
+          reply,
+          404,
+          'Not found',
+          messagePage('No such application', 'No application with that id can act for your account.'),
+        );
+      return reply.redirect('/tokens?disconnected=1', 303);
+    },
+  );
+
+  app.get('/tokens/sign-out-everywhere', HIDDEN, async (request, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return reply;
+    return sendTokensPage(
+      reply,
+      200,
+      'Sign out everywhere',
+      signOutEverywherePage({
+        csrf: csrfToken(request, reply),
+        needsPassword: !inSudoMode(user, nowSeconds(), config.sudoWindowS),
+      }),
+    );
+  });
+
+  app.post('/tokens/sign-out-everywhere', { ...HIDDEN, preHandler: app.csrfProtection }, async (request, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return reply;
+    if (formField(request.body, 'confirm') !== 'yes')
+      return sendTokensPage(
+        reply,
+        400,
+        'Sign out everywhere',
+        signOutEverywherePage({
+          csrf: csrfToken(request, reply),
+          needsPassword: !inSudoMode(user, nowSeconds(), config.sudoWindowS),
+          error: 'Tick the box to confirm that every token and session should end.',
+        }),
+      );
+    const sudo = await confirmSudo(web, user, passwordField(request.body), request.ip);
+    if (sudo.kind === 'signed-out') return signedOut(request, reply);
+    if (sudo.kind === 'password-needed') {
+      if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
+      return sendTokensPage(
+        reply,
+        sudo.retryAfterS !== undefined ? 429 : 403,
+        'Sign out everywhere',
+        signOutEverywherePage({
+          csrf: csrfToken(request, reply),
+          needsPassword: true,
+          error: sudo.error ?? 'Enter your password to sign out everywhere.',
+        }),
+      );
+    }
+    const ended = await signOutEverywhere(store.db, user.userId);
+    request.log.info({ userId: user.userId, ...ended }, 'signed out everywhere');
+    clearSessionCookie(request, reply);
+    return reply.redirect('/login?signed_out=everywhere', 303);
+  });
 }

@@ -114,8 +114,24 @@ describe('tokend token', { concurrency: 4 }, () => {
     assert.deepEqual(
       listed.tokens.map((tk) => ({ ...tk, last_updated: typeof tk.last_updated })),
       [
-        { id: pub.id, privileges: 0, description: 'public one', private: false, last_updated: 'number' },
-        { id: priv.id, privileges: 2, description: '', private: true, last_updated: 'number' },
+        {
+          id: pub.id,
+          privileges: 0,
+          description: 'public one',
+          private: false,
+          session: false,
+          last_updated: 'number',
+          expires_at: null,
+        },
+        {
+          id: priv.id,
+          privileges: 2,
+          description: '',
+          private: true,
+          session: false,
+          last_updated: 'number',
+          expires_at: null,
+        },
       ],
     );
     for (const secret of [pub.token, priv.token] as string[]) assert.ok(!r.stdout.includes(secret));

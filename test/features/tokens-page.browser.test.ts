@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { build, body } from '../helpers/app.ts';
 import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
 import { TokenPrivilege } from '../../src/privileges.ts';
-import { nowSeconds } from '../../src/tokens/service.ts';
+import { nowSeconds } from '../../src/clock.ts';
 
 /** Problems the page reports to the console (a CSP violation, a script error). */
 function watchConsole(page: Page): string[] {

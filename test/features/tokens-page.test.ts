@@ -5,7 +5,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, FORM, csrfOf } from '../oauth/helpers.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/privileges.ts';
-import { nowSeconds } from '../../src/tokens/service.ts';
+import { nowSeconds } from '../../src/clock.ts';
 
 async function signedIn(h: Harness, privileges?: number) {
   const user = await h.createUser(privileges === undefined ? {} : { privileges });

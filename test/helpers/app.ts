@@ -6,7 +6,9 @@ import { buildApp, type BuildOptions } from '../../src/app.ts';
 import { openStore, type Dialect, type Store } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
-import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { nowSeconds } from '../../src/clock.ts';
+import { insertToken } from '../../src/tokens/repository.ts';
+import { hashTokenSecret, newTokenSecret } from '../../src/tokens/secret.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
 
 /** Privileges of an ordinary active user: UserPublic + UserNormal. */
@@ -26,7 +28,10 @@ export interface Harness {
   /** Requests under {base_url}/v1 (pass a path like '/tokens'). */
   api(options: InjectOptions & { path: string }): Promise<LightMyRequestResponse>;
   createUser(user?: Partial<TestUser> & { privileges?: number; passwordVersion?: number }): Promise<TestUser>;
-  /** A token straight from the service (no HTTP, no rate limit). */
+  /**
+   * A token row written straight to the database: a fixture, so no limit() and no cap apply (tests use it
+   * to stand for tokens stored before their owner was demoted). Tokens made by tokend go through mintToken.
+   */
   createToken(
     userId: number,
     options?: { privileges?: number; description?: string; private?: boolean },
@@ -74,14 +79,18 @@ export async function build(
       });
       return { id, username, password };
     },
-    createToken: (userId, o = {}) =>
-      issueToken(store.db, store.dialect, {
+    async createToken(userId, o = {}) {
+      const secret = newTokenSecret();
+      const id = await insertToken(store.db, store.dialect, {
         userId,
         privileges: o.privileges ?? 0,
         description: o.description ?? '',
         private: o.private ?? false,
         now: nowSeconds(),
-      }),
+        tokenHash: hashTokenSecret(secret),
+      });
+      return { id, secret };
+    },
     async setUserPrivileges(userId, privileges) {
       await store.db.updateTable('users').set({ privileges }).where('id', '=', userId).execute();
     },

@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
       const back = await approve(browser, params);
       assert.equal(`${back.origin}${back.pathname}`, REDIRECT_URI);
       assert.equal(back.searchParams.get('state'), 'st-123');
-      assert.equal(back.searchParams.get('iss'), 'http://localhost:80');
+      assert.equal(back.searchParams.get('iss'), 'http://localhost');
       const code = back.searchParams.get('code') as string;
 
       const exchanged = await exchangeCode(h, client, code, verifier);

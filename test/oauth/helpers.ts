@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createClient } from '../../src/oauth/clients.ts';
-import { nowSeconds } from '../../src/tokens/service.ts';
+import { nowSeconds } from '../../src/clock.ts';
 import type { Harness, TestUser } from '../helpers/app.ts';
 
 export const REDIRECT_URI = 'https://app.example/callback';

@@ -10,7 +10,8 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { mintToken } from '../../src/auth/mint.ts';
+import { nowSeconds } from '../../src/clock.ts';
 import { TcpProxy } from '../helpers/real-server.ts';
 import { eventually, seedUsers, within } from './support.ts';
 
@@ -47,9 +48,9 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
         const app: FastifyInstance = await buildApp(config, { store });
         await app.ready();
         t.after(() => app.close());
-        const { secret } = await issueToken(store.db, store.dialect, {
+        const { secret } = await mintToken(store.db, store.dialect, {
           userId: user!.id,
-          privileges: 0,
+          requested: 0,
           description: '',
           private: false,
           now: nowSeconds(),

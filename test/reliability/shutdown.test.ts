@@ -5,7 +5,8 @@ import { Agent } from 'node:http';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';
-import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { mintToken } from '../../src/auth/mint.ts';
+import { nowSeconds } from '../../src/clock.ts';
 import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
 import { seedUsers, within, eventually, sleep } from './support.ts';
 
@@ -20,9 +21,9 @@ async function userWithOldTokens(database: TestDatabase, count: number) {
   const tokens: Array<{ id: number; secret: string }> = [];
   for (let i = 0; i < count; i++)
     tokens.push(
-      await issueToken(store.db, store.dialect, {
+      await mintToken(store.db, store.dialect, {
         userId: user!.id,
-        privileges: 0,
+        requested: 0,
         description: '',
         private: false,
         now: LONG_AGO,

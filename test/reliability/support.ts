@@ -4,7 +4,7 @@ import type { DatabaseConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { CURRENT_PASSWORD_VERSION, PasswordHasher } from '../../src/users/passwords.ts';
-import { nowSeconds } from '../../src/tokens/service.ts';
+import { nowSeconds } from '../../src/clock.ts';
 
 /** Rejects with `what` when `promise` has not settled within `ms` (a hang detector, not a benchmark). */
 export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {

@@ -9,7 +9,8 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
-import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { mintToken } from '../../src/auth/mint.ts';
+import { nowSeconds } from '../../src/clock.ts';
 import { TokenPrivilege as T, UserPrivilege as U } from '../../src/privileges.ts';
 import { startTokend } from '../helpers/real-server.ts';
 import { REDIS_URL, redisSkipReason, request, uniqueRedisPrefix } from './support.ts';
@@ -99,17 +100,17 @@ for (const dialect of ['postgres', 'mysql'] as const)
           ACTIVE | U.AdminAccessRAP | U.AdminManageUsers | U.AdminBanUsers | U.AdminManageServer,
           'admin-pw',
         );
-        const admin = await issueToken(store.db, store.dialect, {
+        const admin = await mintToken(store.db, store.dialect, {
           userId: adminId,
-          privileges: T.ManageUser | T.APIMeta,
+          requested: T.ManageUser | T.APIMeta,
           description: 'admin',
           private: false,
           now: nowSeconds(),
         });
         const carolId = await addUser(store, 'carol', ACTIVE | U.AdminAccessRAP, 'carol-pw');
-        const carol = await issueToken(store.db, store.dialect, {
+        const carol = await mintToken(store.db, store.dialect, {
           userId: carolId,
-          privileges: T.ReadConfidential | T.Write | T.ViewUserAdvanced,
+          requested: T.ReadConfidential | T.Write | T.ViewUserAdvanced,
           description: 'carol',
           private: false,
           now: nowSeconds(),

@@ -11,7 +11,7 @@ import { build, body } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
 import { md5Hex } from '../../src/users/passwords.ts';
 import { issueTokenPair } from '../../src/oauth/issue.ts';
-import { nowSeconds } from '../../src/tokens/service.ts';
+import { nowSeconds } from '../../src/clock.ts';
 import { registerClient, form, FORM } from '../oauth/helpers.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { http, startTokend } from '../helpers/real-server.ts';

@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
-import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { mintToken } from '../../src/auth/mint.ts';
+import { nowSeconds } from '../../src/clock.ts';
 
 const CONCURRENT = 16;
 
@@ -28,9 +29,9 @@ for (const dialect of DIALECTS) {
       const before = await version();
       const settled = await Promise.allSettled(
         Array.from({ length: CONCURRENT }, (_, i) =>
-          issueToken(h.store.db, h.store.dialect, {
+          mintToken(h.store.db, h.store.dialect, {
             userId: user.id,
-            privileges: 0,
+            requested: 0,
             description: `c${i}`,
             private: false,
             now: nowSeconds(),

@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
-import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { mintToken } from '../../src/auth/mint.ts';
+import { nowSeconds } from '../../src/clock.ts';
 import { LOOKUP_BATCH_MAX, tokenLookup } from '../../src/tokens/repository.ts';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
@@ -21,9 +22,9 @@ for (const dialect of DIALECTS) {
         h.app.inject({ method: 'GET', url: '/api/v1/tokens/self', headers: { 'x-ripple-token': secret } });
 
       const secret = await h.store.db.transaction().execute(async (trx) => {
-        const issued = await issueToken(trx, h.store.dialect, {
+        const issued = await mintToken(trx, h.store.dialect, {
           userId: user.id,
-          privileges: 0,
+          requested: 0,
           description: 'pending',
           private: false,
           now: nowSeconds(),

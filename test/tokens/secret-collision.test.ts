@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
-import { issueToken, nowSeconds } from '../../src/tokens/service.ts';
+import { mintToken } from '../../src/auth/mint.ts';
+import { nowSeconds } from '../../src/clock.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 
 for (const dialect of DIALECTS) {
@@ -11,11 +12,11 @@ for (const dialect of DIALECTS) {
     it('draws a new secret when the first ones are taken', async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();
-      const token = { userId: user.id, privileges: 0, description: '', private: false, now: nowSeconds() };
+      const token = { userId: user.id, requested: 0, description: '', private: false, now: nowSeconds() };
       const taken = 'a'.repeat(32);
-      await issueToken(h.store.db, h.store.dialect, token, () => taken);
+      await mintToken(h.store.db, h.store.dialect, token, () => taken);
       const draws = [taken, taken, 'b'.repeat(32)];
-      const issued = await issueToken(h.store.db, h.store.dialect, token, () => draws.shift()!);
+      const issued = await mintToken(h.store.db, h.store.dialect, token, () => draws.shift()!);
       assert.equal(issued.secret, 'b'.repeat(32));
       assert.equal(draws.length, 0, 'three secrets were drawn');
       const row = await h.store.db
@@ -29,12 +30,12 @@ for (const dialect of DIALECTS) {
     it('gives up after five collisions instead of looping', { timeout: 10_000 }, async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();
-      const token = { userId: user.id, privileges: 0, description: '', private: false, now: nowSeconds() };
+      const token = { userId: user.id, requested: 0, description: '', private: false, now: nowSeconds() };
       const taken = 'c'.repeat(32);
-      await issueToken(h.store.db, h.store.dialect, token, () => taken);
+      await mintToken(h.store.db, h.store.dialect, token, () => taken);
       let draws = 0;
       await assert.rejects(
-        issueToken(h.store.db, h.store.dialect, token, () => {
+        mintToken(h.store.db, h.store.dialect, token, () => {
           draws++;
           return taken;
         }),

@@ -1,9 +1,10 @@
 // tokend token …: issue, list and revoke API tokens without HTTP (same service as POST /v1/tokens).
-import { isBanned, limit, tokenPrivilegeNames } from '../../privileges.ts';
+import { isBanned, tokenPrivilegeNames } from '../../privileges.ts';
 import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../../tokens/routes.ts';
-import { issueToken, nowSeconds } from '../../tokens/service.ts';
+import { mintToken } from '../../auth/mint.ts';
+import { nowSeconds } from '../../clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import { table } from '../format.ts';
 import { requireUser } from '../lookup.ts';
@@ -41,14 +42,14 @@ const create: LeafCommand = {
     const isPrivate = args.flag('private');
     const store = await ctx.store();
     const owner = await requireUser(store, args.string('user'));
-    const privileges = limit(requested, owner.privileges);
-    const token = await issueToken(store.db, store.dialect, {
+    const token = await mintToken(store.db, store.dialect, {
       userId: owner.id,
-      privileges,
+      requested,
       description,
       private: isPrivate,
       now: nowSeconds(),
     });
+    const privileges = token.privileges;
 
     const { style } = ctx;
     const lines = [
@@ -77,6 +78,8 @@ const create: LeafCommand = {
   },
 };
 
+const utc = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+
 const list: LeafCommand = {
   name: 'list',
   summary: "List a user's tokens, private ones too (never secrets or hashes)",
@@ -89,19 +92,22 @@ const list: LeafCommand = {
       privileges: t.privileges,
       description: t.description,
       private: t.private !== 0,
+      session: t.session !== 0,
       last_updated: t.last_updated,
+      expires_at: t.expires_at === null ? null : Number(t.expires_at),
     }));
     const text =
       tokens.length === 0
         ? `User ${owner.id} ${owner.username} has no tokens.`
         : table(
             ctx.style,
-            ['ID', 'PRIVILEGES', 'VISIBILITY', 'LAST USED (UTC)', 'DESCRIPTION'],
+            ['ID', 'PRIVILEGES', 'KIND', 'LAST USED (UTC)', 'EXPIRES (UTC)', 'DESCRIPTION'],
             tokens.map((t) => [
               String(t.id),
               String(t.privileges),
-              t.private ? 'private' : 'public',
-              new Date(t.last_updated * 1000).toISOString().slice(0, 19).replace('T', ' '),
+              t.session ? 'web session' : t.private ? 'private' : 'public',
+              utc(t.last_updated),
+              t.expires_at === null ? 'never' : utc(t.expires_at),
               t.description,
             ]),
           );

@@ -12,7 +12,7 @@ import {
   setUserPrivileges,
   type UserRow,
 } from '../../users/repository.ts';
-import { nowSeconds } from '../../tokens/service.ts';
+import { nowSeconds } from '../../clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import type { Style } from '../format.ts';
 import { table } from '../format.ts';

@@ -5,7 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { consentPage, sendPage } from '../../web/pages.ts';
-import { csrfToken, sessionUser, type SessionUser } from '../../web/session.ts';
+import { confirmSudo, csrfToken, sessionUser, type Session } from '../../web/session.ts';
+import { inSudoMode } from '../../auth/sessions.ts';
 import { findClient, type OAuthClient } from '../clients.ts';
 import type { OAuthDeps } from '../deps.ts';
 import {
@@ -76,7 +77,7 @@ async function findReplyTarget(
   } catch {
     state = undefined; // a repeated state is refused in step 2, without echoing either value
   }
-  return { client, redirectUri, state, issuer: issuerOf(request) };
+  return { client, redirectUri, state, issuer: issuerOf(request, deps.publicUrl) };
 }
 
 /** Step 2: response type, scope and PKCE (S256 only; `plain` and a missing challenge are refused). */
@@ -125,7 +126,7 @@ async function redirectWithCode(
   deps: OAuthDeps,
   reply: FastifyReply,
   authz: AuthorizationRequest,
-  user: SessionUser,
+  user: Session,
   status: number,
 ) {
   const code = newOAuthSecret();
@@ -152,7 +153,7 @@ function toLogin(reply: FastifyReply, params: Params) {
 
 async function alreadyApproved(
   deps: OAuthDeps,
-  user: SessionUser,
+  user: Session,
   authz: AuthorizationRequest,
 ): Promise<boolean> {
   const approved = await findConsentScope(deps.db, user.userId, authz.client.id);
@@ -164,14 +165,16 @@ async function showConsent(
   request: FastifyRequest,
   reply: FastifyReply,
   authz: AuthorizationRequest,
-  user: SessionUser,
+  user: Session,
   params: Params,
+  status = 200,
+  error?: string,
 ) {
   const owner = await findUserById(deps.db, authz.client.ownerId);
   const carried = Object.fromEntries(REQUEST_FIELDS.map((name) => [name, params[name]]));
   return sendPage(
     reply,
-    200,
+    status,
     `Authorize ${authz.client.name}`,
     consentPage({
       csrf: csrfToken(request, reply),
@@ -183,6 +186,8 @@ async function showConsent(
       },
       scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name]?.description ?? name })),
       request: carried,
+      needsPassword: !inSudoMode(user, deps.now(), deps.web.sudoWindowS),
+      ...(error === undefined ? {} : { error }),
     }),
   );
 }
@@ -196,7 +201,7 @@ export function authorizeGetEndpoint(deps: OAuthDeps) {
       const authz = readAuthorizationRequest(target, params);
       const user = await sessionUser(deps.db, request);
       if (!user) return toLogin(reply, params);
-      if (isBanned(user.privileges)) throw new AccessDenied('This account is banned.');
+      if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
       if (await alreadyApproved(deps, user, authz))
         return await redirectWithCode(deps, reply, authz, user, 302);
       return await showConsent(deps, request, reply, authz, user, params);
@@ -215,10 +220,19 @@ export function authorizePostEndpoint(deps: OAuthDeps) {
       const authz = readAuthorizationRequest(target, params);
       const user = await sessionUser(deps.db, request);
       if (!user) return toLogin(reply, params);
-      if (isBanned(user.privileges)) throw new AccessDenied('This account is banned.');
+      if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
       const decision = params.decision;
       if (decision === 'deny') throw new AccessDenied('The user denied the request.');
       if (decision !== 'allow') throw new InvalidRequest('decision must be allow or deny.');
+      // Sudo mode: approving needs a recent password entry.
+      const sudo = await confirmSudo(deps.web, user, params.confirm_password, request.ip);
+      if (sudo.kind === 'signed-out') return toLogin(reply, params);
+      if (sudo.kind === 'password-needed') {
+        if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
+        const status = sudo.retryAfterS !== undefined ? 429 : 403;
+        const error = sudo.error ?? 'Enter your password to approve this application.';
+        return await showConsent(deps, request, reply, authz, user, params, status, error);
+      }
       const earlier = (await findConsentScope(deps.db, user.userId, authz.client.id)) ?? '';
       const approved = new Set([...earlier.split(' ').filter(Boolean), ...authz.scopes]);
       await saveConsent(deps.db, deps.dialect, {

@@ -1,10 +1,13 @@
-// GET /.well-known/oauth-authorization-server (RFC 8414). The issuer is the origin the request reached
-// (honouring TRUST_PROXY for the scheme and host), so links work behind a reverse proxy.
+// GET /.well-known/oauth-authorization-server (RFC 8414). The issuer is PUBLIC_URL when set; otherwise the
+// origin the request reached (honouring TRUST_PROXY for the scheme and host), and then the answer depends
+// on the request's Host, so no shared cache may keep it for others.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { serverOrigin } from '../../http/origin.ts';
 import { SCOPE_NAMES } from '../scopes.ts';
 import { GRANT_TYPES } from './token.ts';
 
-export const issuerOf = (request: FastifyRequest): string => `${request.protocol}://${request.host}`;
+export const issuerOf = (request: FastifyRequest, publicUrl: string | undefined): string =>
+  serverOrigin(request, publicUrl);
 
 export function metadata(issuer: string) {
   return {
@@ -25,6 +28,13 @@ export function metadata(issuer: string) {
   };
 }
 
-export async function metadataEndpoint(request: FastifyRequest, reply: FastifyReply) {
-  return reply.header('Cache-Control', 'public, max-age=300').send(metadata(issuerOf(request)));
+export function metadataEndpoint(publicUrl: string | undefined) {
+  return async function serveMetadata(request: FastifyRequest, reply: FastifyReply) {
+    if (publicUrl !== undefined) reply.header('Cache-Control', 'public, max-age=300');
+    else
+      reply
+        .header('Cache-Control', 'private, max-age=300')
+        .header('Vary', 'Host, X-Forwarded-Host, X-Forwarded-Proto, Forwarded');
+    return reply.send(metadata(issuerOf(request, publicUrl)));
+  };
 }

@@ -1,0 +1,43 @@
+// The one password check, in the order of the token creation rules (steps 3 to 7): find the user, count
+// the attempt against the login limits, refuse a legacy password, compare the password, refuse a banned
+// user. Token creation through the API, the web sign-in and sudo mode's password confirmation all call
+// it; none of them orders these steps itself.
+import type { Db } from '../store/database.ts';
+import { isBanned } from '../privileges.ts';
+import { findUserById, findUserByUsername, type UserRow } from '../users/repository.ts';
+import { LEGACY_PASSWORD_VERSION, type PasswordHasher } from '../users/passwords.ts';
+import type { LoginLimiter } from '../tokens/login-limiter.ts';
+
+export interface PasswordLoginDeps {
+  db: Db;
+  passwords: PasswordHasher;
+  loginLimiter: LoginLimiter;
+}
+
+/** Who is signing in: a non-zero id wins over the username (step 3). */
+export type LoginName = { id: number } | { username: string };
+
+export type PasswordLoginResult =
+  | { kind: 'ok'; user: UserRow }
+  | { kind: 'no-user' }
+  | { kind: 'rate-limited'; retryAfterS: number }
+  | { kind: 'legacy-password' }
+  | { kind: 'wrong-password' }
+  | { kind: 'banned'; user: UserRow };
+
+export async function checkPasswordLogin(
+  deps: PasswordLoginDeps,
+  who: LoginName,
+  password: string,
+  clientIp: string,
+): Promise<PasswordLoginResult> {
+  const user =
+    'id' in who ? await findUserById(deps.db, who.id) : await findUserByUsername(deps.db, who.username);
+  if (!user) return { kind: 'no-user' };
+  const decision = await deps.loginLimiter.attempt(user.id, clientIp);
+  if (!decision.allowed) return { kind: 'rate-limited', retryAfterS: decision.retryAfterS };
+  if (user.password_version === LEGACY_PASSWORD_VERSION) return { kind: 'legacy-password' };
+  if (!(await deps.passwords.verify(password, user.password_hash))) return { kind: 'wrong-password' };
+  if (isBanned(user.privileges)) return { kind: 'banned', user };
+  return { kind: 'ok', user };
+}

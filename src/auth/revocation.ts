@@ -1,0 +1,123 @@
+// What ends which credentials, in one place. Every function here deletes rows in one transaction, so a
+// credential it ends answers as unknown from the next request on, on every instance: each request looks
+// its credential up in the database, and nothing is cached between requests.
+import type { Db } from '../store/database.ts';
+import { endSessionsOfUser } from './sessions.ts';
+
+export interface SignOutEverywhereResult {
+  sessions: number;
+  apiTokens: number;
+  oauthTokens: number;
+  applications: number;
+}
+
+/**
+ * Ends every web session, every API token (public and private), every OAuth grant (access and refresh
+ * tokens, unexchanged codes, and the approvals themselves) of the user.
+ */
+export async function signOutEverywhere(db: Db, userId: number): Promise<SignOutEverywhereResult> {
+  return db.transaction().execute(async (trx) => {
+    const sessions = await endSessionsOfUser(trx, userId);
+    const tokens = await trx.deleteFrom('tokens').where('user_id', '=', userId).executeTakeFirst();
+    let oauthTokens = 0;
+    for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const) {
+      const r = await trx.deleteFrom(table).where('user_id', '=', userId).executeTakeFirst();
+      oauthTokens += Number(r.numDeletedRows);
+    }
+    await trx.deleteFrom('oauth_codes').where('user_id', '=', userId).execute();
+    const consents = await trx.deleteFrom('oauth_consents').where('user_id', '=', userId).executeTakeFirst();
+    return {
+      sessions,
+      apiTokens: Number(tokens.numDeletedRows),
+      oauthTokens,
+      applications: Number(consents.numDeletedRows),
+    };
+  });
+}
+
+/** Stores a new password hash and ends every web session of the user, together. */
+export async function changePassword(
+  db: Db,
+  userId: number,
+  passwordHash: string,
+  passwordVersion: number,
+): Promise<{ sessionsEnded: number }> {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('users')
+      .set({ password_hash: passwordHash, password_version: passwordVersion })
+      .where('id', '=', userId)
+      .execute();
+    return { sessionsEnded: await endSessionsOfUser(trx, userId) };
+  });
+}
+
+export interface ConnectedApplication {
+  clientId: string;
+  name: string;
+  avatar: string;
+  /** the scopes the user approved (space-separated); '' for a grant an operator made without approval */
+  scope: string;
+  /** Unix seconds of the latest approval; null for an operator's grant */
+  approvedAt: number | null;
+  /** Unix seconds when the application last obtained a token for this user; null: never */
+  lastUsedAt: number | null;
+}
+
+/**
+ * The applications that can act for the user: those the user approved, and those holding a live token
+ * for the user (an operator's `client token`), with when each last obtained a token.
+ */
+export async function connectedApplications(db: Db, userId: number, now: number): Promise<ConnectedApplication[]> {
+  const consents = await db
+    .selectFrom('oauth_consents as a')
+    .innerJoin('oauth_clients as c', 'c.id', 'a.client_id')
+    .select(['c.id', 'c.name', 'c.avatar', 'a.scope', 'a.updated_at'])
+    .where('a.user_id', '=', userId)
+    .execute();
+  const lastIssued = new Map<string, number>();
+  const names = new Map<string, { name: string; avatar: string }>();
+  const live = (table: 'oauth_access_tokens' | 'oauth_refresh_tokens') =>
+    db
+      .selectFrom(table)
+      .innerJoin('oauth_clients', 'oauth_clients.id', `${table}.client_id`)
+      .select(['oauth_clients.id', 'oauth_clients.name', 'oauth_clients.avatar', `${table}.created_at`])
+      .where(`${table}.user_id`, '=', userId)
+      .where(`${table}.expires_at`, '>', now)
+      .execute();
+  // A user has at most a few live tokens per application: the latest is picked here, not in SQL.
+  for (const rows of [await live('oauth_access_tokens'), await live('oauth_refresh_tokens')])
+    for (const r of rows) {
+      lastIssued.set(r.id, Math.max(lastIssued.get(r.id) ?? 0, Number(r.created_at)));
+      names.set(r.id, { name: r.name, avatar: r.avatar });
+    }
+  const apps: ConnectedApplication[] = consents.map((c) => ({
+    clientId: c.id,
+    name: c.name,
+    avatar: c.avatar,
+    scope: c.scope,
+    approvedAt: Number(c.updated_at),
+    lastUsedAt: lastIssued.get(c.id) ?? null,
+  }));
+  for (const [clientId, info] of names)
+    if (!apps.some((a) => a.clientId === clientId))
+      apps.push({ clientId, ...info, scope: '', approvedAt: null, lastUsedAt: lastIssued.get(clientId) ?? null });
+  return apps.sort((a, b) => a.name.localeCompare(b.name) || a.clientId.localeCompare(b.clientId));
+}
+
+/** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
+export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
+  if (clientId.length > 64) return false;
+  return db.transaction().execute(async (trx) => {
+    let deleted = 0;
+    for (const table of ['oauth_consents', 'oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_codes'] as const) {
+      const r = await trx
+        .deleteFrom(table)
+        .where('user_id', '=', userId)
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      deleted += Number(r.numDeletedRows);
+    }
+    return deleted > 0;
+  });
+}

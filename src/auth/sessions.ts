@@ -1,0 +1,102 @@
+// What a web session is, in one place. A session is the private token that a web sign-in made (its row
+// has session = 1): nothing else is. An API token, a bearer token, an expired or ended session is not a
+// session, whatever cookie it arrives in. A session carries no API privileges, lasts SESSION_TTL_S,
+// and remembers when its password was last entered, for sudo mode.
+import type { Db, Dialect } from '../store/database.ts';
+import { hashTokenSecret } from '../tokens/secret.ts';
+import { mintSession } from './mint.ts';
+
+/** How long a web sign-in lasts. */
+export const SESSION_TTL_S = 30 * 86_400;
+/** Live sessions a user may have; a new sign-in beyond it ends the oldest (signing in never fails for it). */
+export const SESSIONS_PER_USER_MAX = 100;
+
+export interface Session {
+  id: number;
+  userId: number;
+  username: string;
+  /** the owner's user privileges, as stored now */
+  userPrivileges: number;
+  /** Unix seconds of the last password entry in this session; null: never (sudo mode is off) */
+  passwordAt: number | null;
+}
+
+/** Signs `userId` in: a new session, whose password was entered `now`; the oldest beyond the cap end. */
+export async function startSession(
+  db: Db,
+  dialect: Dialect,
+  userId: number,
+  now: number,
+): Promise<{ id: number; secret: string }> {
+  const session = await mintSession(db, dialect, { userId, now, expiresAt: now + SESSION_TTL_S });
+  const newest = await db
+    .selectFrom('tokens')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('session', '=', 1)
+    .orderBy('id', 'desc')
+    .offset(SESSIONS_PER_USER_MAX - 1)
+    .limit(1)
+    .executeTakeFirst();
+  // Everything older than the cap's last session goes (expired ones too).
+  if (newest)
+    await db
+      .deleteFrom('tokens')
+      .where('user_id', '=', userId)
+      .where('session', '=', 1)
+      .where('id', '<', newest.id)
+      .execute();
+  return session;
+}
+
+/** The live session whose secret this is, with its owner; undefined for anything else. One indexed query. */
+export async function findSession(db: Db, secret: string, now: number): Promise<Session | undefined> {
+  const row = await db
+    .selectFrom('tokens')
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .select([
+      'tokens.id as id',
+      'users.id as userId',
+      'users.username as username',
+      'users.privileges as userPrivileges',
+      'tokens.password_at as passwordAt',
+    ])
+    .where('tokens.token_hash', '=', hashTokenSecret(secret))
+    .where('tokens.session', '=', 1)
+    .where('tokens.expires_at', '>', now)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    ...row,
+    userPrivileges: Number(row.userPrivileges),
+    passwordAt: row.passwordAt === null ? null : Number(row.passwordAt),
+  };
+}
+
+/** True while the session's last password entry is at most `windowS` old. */
+export const inSudoMode = (session: Session, now: number, windowS: number): boolean =>
+  session.passwordAt !== null && now - session.passwordAt <= windowS;
+
+/** The password was entered again in this session. */
+export async function recordPasswordEntry(db: Db, sessionId: number, now: number): Promise<void> {
+  await db
+    .updateTable('tokens')
+    .set({ password_at: now })
+    .where('id', '=', sessionId)
+    .where('session', '=', 1)
+    .execute();
+}
+
+export async function endSession(db: Db, sessionId: number): Promise<void> {
+  await db.deleteFrom('tokens').where('id', '=', sessionId).where('session', '=', 1).execute();
+}
+
+/** Ends every session of the user; returns how many. */
+export async function endSessionsOfUser(db: Db, userId: number): Promise<number> {
+  const result = await db
+    .deleteFrom('tokens')
+    .where('user_id', '=', userId)
+    .where('session', '=', 1)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
