@@ -130,12 +130,27 @@ function parsePublicUrl(raw: string | undefined): string | undefined {
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError('PUBLIC_URL', `expected an absolute URL like https://tokens.example; got ${JSON.stringify(raw)}`);
+    throw new ConfigError(
+      'PUBLIC_URL',
+      `expected an absolute URL like https://tokens.example; got ${JSON.stringify(raw)}`,
+    );
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || url.search || url.hash)
-    throw new ConfigError('PUBLIC_URL', `expected http(s)://host[:port] without credentials, query or fragment; got ${JSON.stringify(raw)}`);
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash
+  )
+    throw new ConfigError(
+      'PUBLIC_URL',
+      `expected http(s)://host[:port] without credentials, query or fragment; got ${JSON.stringify(raw)}`,
+    );
   if (url.pathname !== '/')
-    throw new ConfigError('PUBLIC_URL', `expected the server's origin without a path (tokend serves at its root); got ${JSON.stringify(raw)}`);
+    throw new ConfigError(
+      'PUBLIC_URL',
+      `expected the server's origin without a path (tokend serves at its root); got ${JSON.stringify(raw)}`,
+    );
   return url.origin;
 }
 

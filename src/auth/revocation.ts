@@ -68,7 +68,11 @@ export interface ConnectedApplication {
  * The applications that can act for the user: those the user approved, and those holding a live token
  * for the user (an operator's `client token`), with when each last obtained a token.
  */
-export async function connectedApplications(db: Db, userId: number, now: number): Promise<ConnectedApplication[]> {
+export async function connectedApplications(
+  db: Db,
+  userId: number,
+  now: number,
+): Promise<ConnectedApplication[]> {
   const consents = await db
     .selectFrom('oauth_consents as a')
     .innerJoin('oauth_clients as c', 'c.id', 'a.client_id')
@@ -101,7 +105,13 @@ export async function connectedApplications(db: Db, userId: number, now: number)
   }));
   for (const [clientId, info] of names)
     if (!apps.some((a) => a.clientId === clientId))
-      apps.push({ clientId, ...info, scope: '', approvedAt: null, lastUsedAt: lastIssued.get(clientId) ?? null });
+      apps.push({
+        clientId,
+        ...info,
+        scope: '',
+        approvedAt: null,
+        lastUsedAt: lastIssued.get(clientId) ?? null,
+      });
   return apps.sort((a, b) => a.name.localeCompare(b.name) || a.clientId.localeCompare(b.clientId));
 }
 
@@ -110,7 +120,12 @@ export async function revokeApplication(db: Db, userId: number, clientId: string
   if (clientId.length > 64) return false;
   return db.transaction().execute(async (trx) => {
     let deleted = 0;
-    for (const table of ['oauth_consents', 'oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_codes'] as const) {
+    for (const table of [
+      'oauth_consents',
+      'oauth_access_tokens',
+      'oauth_refresh_tokens',
+      'oauth_codes',
+    ] as const) {
       const r = await trx
         .deleteFrom(table)
         .where('user_id', '=', userId)

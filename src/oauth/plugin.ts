@@ -26,7 +26,13 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
     loginLimiter,
     sudoWindowS: app.tokend.config.sudoWindowS,
   };
-  const deps: OAuthDeps = { db: store.db, dialect: store.dialect, now: nowSeconds, web, publicUrl: app.tokend.config.publicUrl };
+  const deps: OAuthDeps = {
+    db: store.db,
+    dialect: store.dialect,
+    now: nowSeconds,
+    web,
+    publicUrl: app.tokend.config.publicUrl,
+  };
 
   startSweeping(app, deps, app.tokend.config.tokenSweepIntervalS * 1000);
 

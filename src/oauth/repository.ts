@@ -1,6 +1,8 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
 import { CompiledQuery, type Selectable } from 'kysely';
 import type { Db, Dialect } from '../store/database.ts';
+import { isBanned } from '../privileges.ts';
+import { findUserById } from '../users/repository.ts';
 import type {
   OAuthAccessTokenTable,
   OAuthClientTable,
@@ -154,6 +156,14 @@ export async function saveConsent(
   const insert = db.insertInto('oauth_consents').values(values);
   if (dialect === 'mysql') await insert.onDuplicateKeyUpdate(update).execute();
   else await insert.onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet(update)).execute();
+}
+
+// ---- owners
+
+/** True when the user is banned or gone: no grant may act for them. */
+export async function ownerIsBanned(db: Db, userId: number): Promise<boolean> {
+  const owner = await findUserById(db, userId);
+  return owner === undefined || isBanned(Number(owner.privileges));
 }
 
 // ---- the per-request bearer lookup

@@ -242,7 +242,16 @@ export async function listAllTokensOfUser(
 ): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at'>>> {
   return db
     .selectFrom('tokens')
-    .select(['id', 'user_id', 'privileges', 'description', 'private', 'session', 'last_updated', 'expires_at'])
+    .select([
+      'id',
+      'user_id',
+      'privileges',
+      'description',
+      'private',
+      'session',
+      'last_updated',
+      'expires_at',
+    ])
     .where('user_id', '=', userId)
     .orderBy('id')
     .execute();

@@ -69,14 +69,6 @@ export async function setUserPrivileges(db: Db, id: number, privileges: number):
   await db.updateTable('users').set({ privileges }).where('id', '=', id).execute();
 }
 
-export async function setUserPassword(db: Db, id: number, passwordHash: string, passwordVersion: number) {
-  await db
-    .updateTable('users')
-    .set({ password_hash: passwordHash, password_version: passwordVersion })
-    .where('id', '=', id)
-    .execute();
-}
-
 export async function listUsers(db: Db): Promise<Array<Pick<UserRow, 'id' | 'username' | 'privileges'>>> {
   return db.selectFrom('users').select(['id', 'username', 'privileges']).orderBy('id').execute();
 }

@@ -94,7 +94,13 @@ export interface ConsentView {
 export function confirmPasswordField(): Html {
   return html`<p>
     <label for="confirm_password">Confirm with your password</label>
-    <input type="password" id="confirm_password" name="confirm_password" required autocomplete="current-password" />
+    <input
+      type="password"
+      id="confirm_password"
+      name="confirm_password"
+      required
+      autocomplete="current-password"
+    />
     <span class="muted">You signed in a while ago; enter your password again to go on.</span>
   </p>`;
 }
@@ -128,7 +134,8 @@ export function consentPage(view: ConsentView) {
     </p>
     ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
     <form method="post" action="/oauth/authorize">
-      ${hiddenFields({ _csrf: view.csrf, ...view.request })} ${view.needsPassword ? confirmPasswordField() : ''}
+      ${hiddenFields({ _csrf: view.csrf, ...view.request })}
+      ${view.needsPassword ? confirmPasswordField() : ''}
       <div class="actions">
         <button type="submit" name="decision" value="allow" class="primary">Allow</button>
         <button type="submit" name="decision" value="deny">Deny</button>

@@ -275,7 +275,13 @@ function createForm(view: TokensPageView): Html {
 /** Sudo mode's password field (see src/web/session.ts confirmSudo). */
 function passwordField(): Html {
   return html`<label for="confirm_password">Confirm with your password</label>
-    <input type="password" id="confirm_password" name="confirm_password" required autocomplete="current-password" />
+    <input
+      type="password"
+      id="confirm_password"
+      name="confirm_password"
+      required
+      autocomplete="current-password"
+    />
     <p class="muted">You signed in a while ago: enter your password again to go on.</p>`;
 }
 
@@ -296,7 +302,11 @@ function applicationList(view: TokensPageView): Html {
           ${a.lastUsedAt === null ? 'Not used yet.' : html`Last used ${when(a.lastUsedAt, view.now)}.`}</span
         >
       </div>
-      <form method="post" action="/tokens/applications/${encodeURIComponent(a.clientId)}/revoke" class="inline">
+      <form
+        method="post"
+        action="/tokens/applications/${encodeURIComponent(a.clientId)}/revoke"
+        class="inline"
+      >
         ${csrfField(view.csrf)}
         <button type="submit" class="danger" aria-label="Revoke access of ${a.name}">Revoke access</button>
       </form>

@@ -11,7 +11,14 @@ import {
   type TokenPrivilegeName,
 } from '../privileges.ts';
 import { sendPageError } from './routes.ts';
-import { clearSessionCookie, confirmSudo, csrfToken, sessionUser, type Session, type WebDeps } from './session.ts';
+import {
+  clearSessionCookie,
+  confirmSudo,
+  csrfToken,
+  sessionUser,
+  type Session,
+  type WebDeps,
+} from './session.ts';
 import { inSudoMode } from '../auth/sessions.ts';
 import { mintToken } from '../auth/mint.ts';
 import { connectedApplications, revokeApplication, signOutEverywhere } from '../auth/revocation.ts';
@@ -158,7 +165,10 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
         clientId: a.clientId,
         name: a.name,
         avatar: a.avatar,
-        abilities: a.scope === '' ? ['granted by an operator'] : a.scope.split(' ').map((n) => SCOPE_NAMES_SHOWN[n] ?? n),
+        abilities:
+          a.scope === ''
+            ? ['granted by an operator']
+            : a.scope.split(' ').map((n) => SCOPE_NAMES_SHOWN[n] ?? n),
         approvedAt: a.approvedAt,
         lastUsedAt: a.lastUsedAt,
       })),
@@ -176,7 +186,10 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
   app.get(
     '/tokens',
     HIDDEN,
-    async (request: FastifyRequest<{ Querystring: { p?: unknown; revoked?: unknown; disconnected?: unknown } }>, reply) => {
+    async (
+      request: FastifyRequest<{ Querystring: { p?: unknown; revoked?: unknown; disconnected?: unknown } }>,
+      reply,
+    ) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const { page } = paginate(request.query.p, undefined);
@@ -324,38 +337,42 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     );
   });
 
-  app.post('/tokens/sign-out-everywhere', { ...HIDDEN, preHandler: app.csrfProtection }, async (request, reply) => {
-    const user = await requireUser(request, reply);
-    if (!user) return reply;
-    if (formField(request.body, 'confirm') !== 'yes')
-      return sendTokensPage(
-        reply,
-        400,
-        'Sign out everywhere',
-        signOutEverywherePage({
-          csrf: csrfToken(request, reply),
-          needsPassword: !inSudoMode(user, nowSeconds(), config.sudoWindowS),
-          error: 'Tick the box to confirm that every token and session should end.',
-        }),
-      );
-    const sudo = await confirmSudo(web, user, passwordField(request.body), request.ip);
-    if (sudo.kind === 'signed-out') return signedOut(request, reply);
-    if (sudo.kind === 'password-needed') {
-      if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
-      return sendTokensPage(
-        reply,
-        sudo.retryAfterS !== undefined ? 429 : 403,
-        'Sign out everywhere',
-        signOutEverywherePage({
-          csrf: csrfToken(request, reply),
-          needsPassword: true,
-          error: sudo.error ?? 'Enter your password to sign out everywhere.',
-        }),
-      );
-    }
-    const ended = await signOutEverywhere(store.db, user.userId);
-    request.log.info({ userId: user.userId, ...ended }, 'signed out everywhere');
-    clearSessionCookie(request, reply);
-    return reply.redirect('/login?signed_out=everywhere', 303);
-  });
+  app.post(
+    '/tokens/sign-out-everywhere',
+    { ...HIDDEN, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      if (formField(request.body, 'confirm') !== 'yes')
+        return sendTokensPage(
+          reply,
+          400,
+          'Sign out everywhere',
+          signOutEverywherePage({
+            csrf: csrfToken(request, reply),
+            needsPassword: !inSudoMode(user, nowSeconds(), config.sudoWindowS),
+            error: 'Tick the box to confirm that every token and session should end.',
+          }),
+        );
+      const sudo = await confirmSudo(web, user, passwordField(request.body), request.ip);
+      if (sudo.kind === 'signed-out') return signedOut(request, reply);
+      if (sudo.kind === 'password-needed') {
+        if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
+        return sendTokensPage(
+          reply,
+          sudo.retryAfterS !== undefined ? 429 : 403,
+          'Sign out everywhere',
+          signOutEverywherePage({
+            csrf: csrfToken(request, reply),
+            needsPassword: true,
+            error: sudo.error ?? 'Enter your password to sign out everywhere.',
+          }),
+        );
+      }
+      const ended = await signOutEverywhere(store.db, user.userId);
+      request.log.info({ userId: user.userId, ...ended }, 'signed out everywhere');
+      clearSessionCookie(request, reply);
+      return reply.redirect('/login?signed_out=everywhere', 303);
+    },
+  );
 }

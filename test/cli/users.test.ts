@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cliHarness, onlyJson, type CliHarness } from './run-cli.ts';
+import { InjectBrowser } from '../oauth/helpers.ts';
 
 async function login(h: CliHarness, username: string, password: string) {
   const app = await h.app();
@@ -166,9 +167,78 @@ describe('tokend user', { concurrency: 4 }, () => {
       '1',
     ]);
     const changed = await h.json(['user', 'passwd', '--user', String(u.id), '--password', 'new']);
-    assert.deepEqual(changed, { id: u.id, username: 'frank', password_version: 2 });
+    assert.deepEqual(changed, { id: u.id, username: 'frank', password_version: 2, sessions_ended: 0 });
     assert.equal((await login(h, 'frank', 'new')).code, 200);
     assert.equal((await login(h, 'frank', 'old')).code, 403);
+  });
+
+  it("passwd ends every web session of the user (and no one else's); API tokens stay", async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'gina', '--password', 'old']);
+    await h.json(['user', 'create', '--username', 'hal', '--password', 'pw']);
+    const app = await h.app();
+    const gina = [new InjectBrowser(app), new InjectBrowser(app)];
+    for (const b of gina) await b.signIn({ id: 0, username: 'gina', password: 'old' });
+    const hal = new InjectBrowser(app);
+    await hal.signIn({ id: 0, username: 'hal', password: 'pw' });
+    const api = (await login(h, 'gina', 'old')).token as string;
+
+    const changed = await h.json(['user', 'passwd', '--user', 'gina', '--password', '-'], { input: 'new\n' });
+    assert.equal(changed.sessions_ended, 2);
+    for (const b of gina) assert.equal((await b.get('/tokens')).statusCode, 303, 'signed out');
+    assert.equal((await hal.get('/tokens')).statusCode, 200, 'another user stays signed in');
+    const self = await app.inject({ url: '/api/v1/tokens/self', headers: { 'x-ripple-token': api } });
+    assert.equal(self.statusCode, 200, 'API tokens are not sessions');
+  });
+
+  it('sign-out-everywhere ends every session, API token and OAuth grant of the user', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'ivy', '--password', 'pw']);
+    await h.json(['user', 'create', '--username', 'jon', '--password', 'pw']);
+    const client = await h.json([
+      'client',
+      'create',
+      '--name',
+      'App',
+      '--redirect-uri',
+      'https://app.example/cb',
+      '--owner',
+      'jon',
+    ]);
+    const bearer = await h.json([
+      'client',
+      'token',
+      '--client',
+      String(client.id),
+      '--user',
+      'ivy',
+      '--scope',
+      'write',
+    ]);
+    const app = await h.app();
+    const browser = new InjectBrowser(app);
+    await browser.signIn({ id: 0, username: 'ivy', password: 'pw' });
+    const api = (await login(h, 'ivy', 'pw')).token as string;
+    const jons = (await login(h, 'jon', 'pw')).token as string;
+    const self = (headers: Record<string, string>) => app.inject({ url: '/api/v1/tokens/self', headers });
+    assert.equal((await self({ authorization: `Bearer ${String(bearer.access_token)}` })).statusCode, 200);
+
+    const text = await h.cli(['user', 'sign-out-everywhere', '--user', 'ivy']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /1 web session ended, 1 API token and 1 OAuth token revoked/);
+    assert.equal((await self({ 'x-ripple-token': api })).statusCode, 404);
+    assert.equal((await self({ authorization: `Bearer ${String(bearer.access_token)}` })).statusCode, 404);
+    assert.equal((await browser.get('/tokens')).statusCode, 303);
+    assert.equal((await self({ 'x-ripple-token': jons })).statusCode, 200, "another user's token stays");
+    const again = await h.json(['user', 'sign-out-everywhere', '--user', 'ivy']);
+    assert.deepEqual(again, {
+      id: again.id,
+      username: 'ivy',
+      sessions_ended: 0,
+      api_tokens_revoked: 0,
+      oauth_tokens_revoked: 0,
+      applications_disconnected: 0,
+    });
   });
 
   it('list shows every user in id order with the banned flag', async (t) => {

@@ -78,7 +78,8 @@ const create: LeafCommand = {
   },
 };
 
-const utc = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+const utc = (seconds: number): string =>
+  new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
 const list: LeafCommand = {
   name: 'list',

@@ -8,11 +8,11 @@ import {
   findUserByUsername,
   insertUser,
   listUsers,
-  setUserPassword,
   setUserPrivileges,
   type UserRow,
 } from '../../users/repository.ts';
 import { nowSeconds } from '../../clock.ts';
+import { changePassword, signOutEverywhere } from '../../auth/revocation.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import type { Style } from '../format.ts';
 import { table } from '../format.ts';
@@ -156,7 +156,7 @@ function banCommand(ban: boolean): LeafCommand {
 
 const passwd: LeafCommand = {
   name: 'passwd',
-  summary: "Set a user's password (password version 2: bcrypt over MD5)",
+  summary: "Set a user's password (password version 2: bcrypt over MD5); ends the user's web sessions",
   options: {
     user: userOption,
     password: {
@@ -171,10 +171,47 @@ const passwd: LeafCommand = {
     const store = await ctx.store();
     const user = await requireUser(store, args.string('user'));
     const hash = await (await ctx.passwords()).hash(password);
-    await setUserPassword(store.db, user.id, hash, CURRENT_PASSWORD_VERSION);
+    const { sessionsEnded } = await changePassword(store.db, user.id, hash, CURRENT_PASSWORD_VERSION);
     return {
-      json: { id: user.id, username: user.username, password_version: CURRENT_PASSWORD_VERSION },
-      text: `Password of user ${user.id} ${user.username} changed.`,
+      json: {
+        id: user.id,
+        username: user.username,
+        password_version: CURRENT_PASSWORD_VERSION,
+        sessions_ended: sessionsEnded,
+      },
+      text: `Password of user ${user.id} ${user.username} changed; ${plural(sessionsEnded, 'web session')} ended.`,
+    };
+  },
+};
+
+const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+const signOutEverywhereCommand: LeafCommand = {
+  name: 'sign-out-everywhere',
+  summary: 'End every web session, OAuth grant and API token of a user, at once (e.g. after a leak)',
+  description:
+    'Deletes, for that user: every web session, every API token (public and private), every OAuth access\n' +
+    'and refresh token, every unexchanged authorization code and every application approval. Each of them\n' +
+    'answers as unknown from the next request on, on every instance. The user and their password stay.',
+  examples: ['tokend user sign-out-everywhere --user alice'],
+  options: { user: userOption },
+  async run(args, ctx) {
+    const store = await ctx.store();
+    const user = await requireUser(store, args.string('user'));
+    const ended = await signOutEverywhere(store.db, user.id);
+    return {
+      json: {
+        id: user.id,
+        username: user.username,
+        sessions_ended: ended.sessions,
+        api_tokens_revoked: ended.apiTokens,
+        oauth_tokens_revoked: ended.oauthTokens,
+        applications_disconnected: ended.applications,
+      },
+      text:
+        `User ${user.id} ${user.username} is signed out everywhere: ${plural(ended.sessions, 'web session')} ended, ` +
+        `${plural(ended.apiTokens, 'API token')} and ${plural(ended.oauthTokens, 'OAuth token')} revoked, ` +
+        `${plural(ended.applications, 'application')} disconnected.`,
     };
   },
 };
@@ -207,5 +244,13 @@ const list: LeafCommand = {
 export const userCommand: GroupCommand = {
   name: 'user',
   summary: 'Manage users',
-  subcommands: [create, setPrivileges, banCommand(true), banCommand(false), passwd, list],
+  subcommands: [
+    create,
+    setPrivileges,
+    banCommand(true),
+    banCommand(false),
+    passwd,
+    signOutEverywhereCommand,
+    list,
+  ],
 };

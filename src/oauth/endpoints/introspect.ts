@@ -1,7 +1,7 @@
 // POST /oauth/introspect (RFC 7662): a confidential client asks whether a token is active. A client
 // sees only tokens issued to itself; any other, and every revoked or expired one, is {"active": false}.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { effectivePrivileges } from '../../privileges.ts';
+import { effectivePrivileges, isBanned } from '../../privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { authenticateClient } from '../client-auth.ts';
 import type { OAuthDeps } from '../deps.ts';
@@ -56,7 +56,8 @@ export function introspectEndpoint(deps: OAuthDeps) {
     const token = await findLiveToken(deps, sha256Hex(required(params, 'token')), params.token_type_hint);
     if (!token || token.client_id !== client.id) return noStore(reply).send(INACTIVE);
     const owner = await findUserById(deps.db, token.user_id);
-    if (!owner) return noStore(reply).send(INACTIVE);
+    // A banned owner's tokens act for no one: inactive, as if revoked.
+    if (!owner || isBanned(owner.privileges)) return noStore(reply).send(INACTIVE);
     return noStore(reply).send({
       active: true,
       scope: token.scope,

@@ -5,7 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
 import { issueTokenPair, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { claimCode, findCodeByHash, revokeFamily } from '../repository.ts';
+import { claimCode, findCodeByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
 
 export const grantType = 'authorization_code';
@@ -33,9 +33,10 @@ export async function handle(deps: OAuthDeps, client: OAuthClient, params: Param
   const codeHash = sha256Hex(code);
   const row = await findCodeByHash(deps.db, codeHash);
   if (!row) throw new InvalidGrant('The authorization code is invalid.');
-  if (row.used !== 0) return refuseReuse(deps, codeHash);
+  // The client first: another client presenting a used code must not revoke the grant it started.
   if (row.client_id !== client.id)
     throw new InvalidGrant('The authorization code was issued to another client.');
+  if (row.used !== 0) return refuseReuse(deps, codeHash);
   if (Number(row.expires_at) <= now) throw new InvalidGrant('The authorization code has expired.');
   if (row.redirect_uri !== redirectUri)
     throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
@@ -43,6 +44,9 @@ export async function handle(deps: OAuthDeps, client: OAuthClient, params: Param
     throw new InvalidGrant(
       'The code_verifier does not match the code_challenge of the authorization request.',
     );
+
+  if (await ownerIsBanned(deps.db, row.user_id))
+    throw new InvalidGrant('The account of this authorization is banned.');
 
   const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash };
   const issued = await deps.db

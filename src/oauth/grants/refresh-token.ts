@@ -5,7 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { issueTokenPair, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { claimRefreshToken, findRefreshTokenByHash, revokeFamily } from '../repository.ts';
+import { claimRefreshToken, findRefreshTokenByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
 import { formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { sha256Hex } from '../secrets.ts';
 
@@ -26,6 +26,8 @@ export async function handle(deps: OAuthDeps, client: OAuthClient, params: Param
   if (row.client_id !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
   if (row.used !== 0) return refuseReuse(deps, row.family);
   if (Number(row.expires_at) <= now) throw new InvalidGrant('The refresh token has expired.');
+  if (await ownerIsBanned(deps.db, row.user_id))
+    throw new InvalidGrant('The account this refresh token acts for is banned.');
 
   // A narrower scope may be asked for (RFC 6749 §6); the new refresh token keeps the original one.
   const original = parseScope(row.scope);
