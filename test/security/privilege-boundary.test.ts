@@ -17,7 +17,7 @@ import {
   registerClient,
   type TestClient,
 } from '../oauth/helpers.ts';
-import { TokenPrivilege as T, UserPrivilege as U } from '../../src/privileges.ts';
+import { UserPrivilege as U } from '../../src/privileges.ts';
 import { nowSeconds } from '../../src/clock.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 import { startSession } from '../../src/auth/sessions.ts';
