@@ -33,6 +33,8 @@ export interface Config {
   tokenSweepIntervalS: number;
   /** Abuse limits of the HTTP server (see SECURITY.md). Timeouts in ms; 0 turns a limit off. */
   http: HttpLimits;
+  /** Live API tokens one user may hold (TOKENS_PER_USER_MAX); creation beyond it is refused with 409. */
+  tokensPerUserMax: number;
   /** Sudo mode: a web session older than this since its last password entry must enter it again (s). */
   sudoWindowS: number;
   /** The server's public origin (scheme, host, port), e.g. https://tokens.example; undefined: taken from each request. */
@@ -198,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     http: loadHttpLimits(env, parseTrustProxy(env.TRUST_PROXY) !== false),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 1000, 0, 8000),
     sudoWindowS: integer(env, 'SUDO_WINDOW_S', 15 * 60, 0, 86_400),
+    tokensPerUserMax: integer(env, 'TOKENS_PER_USER_MAX', 1000, 1, 1_000_000),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
   };
 }

@@ -1,10 +1,10 @@
 // The one place where credentials that the tokens table holds are made: API tokens (their privileges are
 // limit(requested, owner's current privileges), read here, never taken from the caller) and web sessions
 // (private, no privileges). No other module inserts into the tokens table.
+import { sql } from 'kysely';
 import type { Db, Dialect } from '../store/database.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { limit } from '../privileges.ts';
-import { findUserById } from '../users/repository.ts';
 import { hashTokenSecret, newTokenSecret } from '../tokens/secret.ts';
 import { insertToken, type NewToken } from '../tokens/repository.ts';
 
@@ -27,6 +27,21 @@ export interface TokenRequest {
   now: number;
   /** Unix seconds; absent or null: never expires */
   expiresAt?: number | null;
+  /**
+   * TOKENS_PER_USER_MAX: the owner's live API tokens (public and private; not expired ones, not web
+   * sessions) may not exceed it; 'none' only for an operator's explicit override (`--force`).
+   */
+  cap: number | 'none';
+}
+
+/** The owner already holds `max` live API tokens: nothing was stored. */
+export class TokenCapReached extends Error {
+  readonly max: number;
+  constructor(max: number) {
+    super(`the user already holds ${max} live API tokens, the most TOKENS_PER_USER_MAX allows`);
+    this.name = 'TokenCapReached';
+    this.max = max;
+  }
 }
 
 /** The owner named by a token request does not exist (any more). */
@@ -46,10 +61,14 @@ async function insertWithFreshSecret(
 ): Promise<{ id: number; secret: string }> {
   for (let attempt = 1; ; attempt++) {
     const secret = newSecret();
+    // Inside a transaction a failed insert would abort it on PostgreSQL: a savepoint keeps the rest.
+    if (db.isTransaction) await sql`SAVEPOINT mint_secret`.execute(db);
     try {
       const id = await insertToken(db, dialect, { ...row, tokenHash: hashTokenSecret(secret) });
+      if (db.isTransaction) await sql`RELEASE SAVEPOINT mint_secret`.execute(db);
       return { id, secret };
     } catch (err) {
+      if (db.isTransaction) await sql`ROLLBACK TO SAVEPOINT mint_secret`.execute(db);
       if (!isUniqueViolation(err) || attempt >= MAX_SECRET_ATTEMPTS) throw err;
     }
   }
@@ -62,23 +81,45 @@ export async function mintToken(
   request: TokenRequest,
   newSecret: () => string = newTokenSecret,
 ): Promise<MintedToken> {
-  const owner = await findUserById(db, request.userId);
-  if (!owner) throw new NoSuchOwner(request.userId);
-  const privileges = limit(request.requested, owner.privileges);
-  const { id, secret } = await insertWithFreshSecret(
-    db,
-    dialect,
-    {
-      userId: owner.id,
-      privileges,
-      description: request.description,
-      private: request.private,
-      now: request.now,
-      expiresAt: request.expiresAt ?? null,
-    },
-    newSecret,
-  );
-  return { id, secret, privileges };
+  // One transaction that first locks the owner's row: concurrent creations for one user count in turn,
+  // so none of them passes the cap on a count that another is about to change.
+  const inTransaction = async (trx: Db): Promise<MintedToken> => {
+    let lockOwner = trx.selectFrom('users').select('privileges').where('id', '=', request.userId);
+    // SQLite has one writer at a time (and no FOR UPDATE); the servers lock the row.
+    if (dialect !== 'sqlite') lockOwner = lockOwner.forUpdate();
+    const owner = await lockOwner.executeTakeFirst();
+    if (!owner) throw new NoSuchOwner(request.userId);
+    if (request.cap !== 'none' && (await countLiveApiTokens(trx, request.userId, request.now)) >= request.cap)
+      throw new TokenCapReached(request.cap);
+    const privileges = limit(request.requested, Number(owner.privileges));
+    const { id, secret } = await insertWithFreshSecret(
+      trx,
+      dialect,
+      {
+        userId: request.userId,
+        privileges,
+        description: request.description,
+        private: request.private,
+        now: request.now,
+        expiresAt: request.expiresAt ?? null,
+      },
+      newSecret,
+    );
+    return { id, secret, privileges };
+  };
+  return db.isTransaction ? inTransaction(db) : db.transaction().execute(inTransaction);
+}
+
+/** The user's API tokens that still authenticate at `now` (web sessions not counted). */
+export async function countLiveApiTokens(db: Db, userId: number, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('session', '=', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** A new web session: private, no privileges, expiring at `expiresAt`, its password entered `now`. */

@@ -13,6 +13,7 @@ export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
   'legacy-password': '418',
   'wrong-password': '403',
   banned: '402',
+  'too-many-tokens': '409',
 };
 
 // The four classes come from their own files: prom-client's index also loads its Pushgateway (https, tls,

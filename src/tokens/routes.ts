@@ -197,7 +197,13 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     if (missing.length > 0) return sendEnvelope(reply, 422, `Missing parameters: ${missing.join(', ')}.`);
 
     const result = await loginForToken(
-      { db: store.db, dialect: store.dialect, passwords, loginLimiter },
+      {
+        db: store.db,
+        dialect: store.dialect,
+        passwords,
+        loginLimiter,
+        tokensPerUserMax: app.tokend.config.tokensPerUserMax,
+      },
       {
         username,
         id,
@@ -229,6 +235,13 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
           id: result.user.id,
           username: result.user.username,
         });
+      case 'too-many-tokens':
+        return sendEnvelope(
+          reply,
+          409,
+          `This user already holds ${result.max} live API tokens, the most allowed (TOKENS_PER_USER_MAX): ` +
+            'delete some before creating another. No token was created.',
+        );
       case 'created':
         return sendEnvelope(reply, 200, 'ok', {
           username: result.user.username,

@@ -5,7 +5,7 @@ import type { UserRow } from '../users/repository.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { LoginLimiter } from './login-limiter.ts';
 import { checkPasswordLogin } from '../auth/password-login.ts';
-import { mintToken, type MintedToken } from '../auth/mint.ts';
+import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import { nowSeconds } from '../clock.ts';
 
 export interface LoginInput {
@@ -24,16 +24,19 @@ export type LoginResult =
   | { kind: 'rate-limited'; retryAfterS: number }
   | { kind: 'legacy-password' }
   | { kind: 'wrong-password' }
-  | { kind: 'banned'; user: UserRow };
+  | { kind: 'banned'; user: UserRow }
+  | { kind: 'too-many-tokens'; max: number };
 
 export interface LoginDeps {
   db: Db;
   dialect: Dialect;
   passwords: PasswordHasher;
   loginLimiter: LoginLimiter;
+  /** TOKENS_PER_USER_MAX */
+  tokensPerUserMax: number;
 }
 
-/** Token creation's checks 3–8, in the spec's order (1 and 2 are the route's). */
+/** Token creation's checks 3–8, in the spec's order (1 and 2 are the route's); the token cap after 7. */
 export async function loginForToken(
   deps: LoginDeps,
   input: LoginInput,
@@ -46,14 +49,21 @@ export async function loginForToken(
   const user = checked.user;
   const now = nowSeconds();
   const expiresAt = input.expiresIn === undefined ? undefined : now + input.expiresIn;
-  const token = await mintToken(deps.db, deps.dialect, {
-    userId: user.id,
-    requested: input.privileges,
-    description: input.description,
-    private: false,
-    now,
-    expiresAt,
-  });
+  let token: MintedToken;
+  try {
+    token = await mintToken(deps.db, deps.dialect, {
+      userId: user.id,
+      requested: input.privileges,
+      description: input.description,
+      private: false,
+      now,
+      expiresAt,
+      cap: deps.tokensPerUserMax,
+    });
+  } catch (err) {
+    if (err instanceof TokenCapReached) return { kind: 'too-many-tokens', max: err.max };
+    throw err;
+  }
   const privileges = token.privileges;
   return expiresAt === undefined
     ? { kind: 'created', user, token, privileges }

@@ -20,7 +20,7 @@ import {
   type WebDeps,
 } from './session.ts';
 import { inSudoMode } from '../auth/sessions.ts';
-import { mintToken } from '../auth/mint.ts';
+import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import { connectedApplications, revokeApplication, signOutEverywhere } from '../auth/revocation.ts';
 import {
   deletePublicTokenOfUser,
@@ -245,14 +245,25 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     }
 
     const now = nowSeconds();
-    const token = await mintToken(store.db, store.dialect, {
-      userId: user.userId,
-      requested: privileges,
-      description,
-      private: false,
-      now,
-      expiresAt: expiresIn === undefined ? undefined : now + expiresIn,
-    });
+    let token: MintedToken;
+    try {
+      token = await mintToken(store.db, store.dialect, {
+        userId: user.userId,
+        requested: privileges,
+        description,
+        private: false,
+        now,
+        expiresAt: expiresIn === undefined ? undefined : now + expiresIn,
+        cap: config.tokensPerUserMax,
+      });
+    } catch (err) {
+      if (!(err instanceof TokenCapReached)) throw err;
+      return showTokens(request, reply, user, 409, {
+        error: `You already have the most tokens allowed (${err.max}). Revoke some before creating another.`,
+        description,
+        checked,
+      });
+    }
     metrics.tokensCreated.inc({ via: 'web' });
     return showTokens(request, reply, user, 200, {
       created: { secret: token.secret, description, privilegeNames: tokenPrivilegeNames(token.privileges) },

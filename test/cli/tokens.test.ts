@@ -164,6 +164,22 @@ describe('tokend token', { concurrency: 4 }, () => {
     assert.match(again.stderr, new RegExp(`^tokend: no token with id ${token.id}\\n$`));
   });
 
+  it('create stops at TOKENS_PER_USER_MAX (exit 1, nothing stored) unless --force', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'capped', '--password', 'p']);
+    const env = { TOKENS_PER_USER_MAX: '2' };
+    for (let i = 0; i < 2; i++)
+      assert.equal((await h.cli(['token', 'create', '--user', 'capped', '--private'], { env })).code, 0);
+    const refused = await h.cli(['token', 'create', '--user', 'capped'], { env });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /already holds 2 live API tokens \(TOKENS_PER_USER_MAX\).*--force/);
+    assert.equal(refused.stdout, '');
+    const forced = await h.cli(['token', 'create', '--user', 'capped', '--force', '--json'], { env });
+    assert.equal(forced.code, 0, forced.stderr);
+    const listed = await h.json(['token', 'list', '--user', 'capped']);
+    assert.equal((listed.tokens as unknown[]).length, 3);
+  });
+
   it('create refuses a description longer than the API allows', async (t) => {
     const h = await cliHarness(t);
     await h.json(['user', 'create', '--username', 'e', '--password', 'p']);

@@ -50,6 +50,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
         t.after(() => app.close());
         const { secret } = await mintToken(store.db, store.dialect, {
           userId: user!.id,
+          cap: 'none',
           requested: 0,
           description: '',
           private: false,

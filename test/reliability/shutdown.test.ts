@@ -23,6 +23,7 @@ async function userWithOldTokens(database: TestDatabase, count: number) {
     tokens.push(
       await mintToken(store.db, store.dialect, {
         userId: user!.id,
+        cap: 'none',
         requested: 0,
         description: '',
         private: false,

@@ -102,6 +102,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
         );
         const admin = await mintToken(store.db, store.dialect, {
           userId: adminId,
+          cap: 'none',
           requested: T.ManageUser | T.APIMeta,
           description: 'admin',
           private: false,
@@ -110,6 +111,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
         const carolId = await addUser(store, 'carol', ACTIVE | U.AdminAccessRAP, 'carol-pw');
         const carol = await mintToken(store.db, store.dialect, {
           userId: carolId,
+          cap: 'none',
           requested: T.ReadConfidential | T.Write | T.ViewUserAdvanced,
           description: 'carol',
           private: false,

@@ -31,6 +31,7 @@ for (const dialect of DIALECTS) {
         Array.from({ length: CONCURRENT }, (_, i) =>
           mintToken(h.store.db, h.store.dialect, {
             userId: user.id,
+            cap: 'none',
             requested: 0,
             description: `c${i}`,
             private: false,

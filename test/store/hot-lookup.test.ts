@@ -24,6 +24,7 @@ for (const dialect of DIALECTS) {
       const secret = await h.store.db.transaction().execute(async (trx) => {
         const issued = await mintToken(trx, h.store.dialect, {
           userId: user.id,
+          cap: 'none',
           requested: 0,
           description: 'pending',
           private: false,

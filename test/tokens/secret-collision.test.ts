@@ -12,7 +12,14 @@ for (const dialect of DIALECTS) {
     it('draws a new secret when the first ones are taken', async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();
-      const token = { userId: user.id, requested: 0, description: '', private: false, now: nowSeconds() };
+      const token = {
+        userId: user.id,
+        cap: 'none' as const,
+        requested: 0,
+        description: '',
+        private: false,
+        now: nowSeconds(),
+      };
       const taken = 'a'.repeat(32);
       await mintToken(h.store.db, h.store.dialect, token, () => taken);
       const draws = [taken, taken, 'b'.repeat(32)];
@@ -30,7 +37,14 @@ for (const dialect of DIALECTS) {
     it('gives up after five collisions instead of looping', { timeout: 10_000 }, async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();
-      const token = { userId: user.id, requested: 0, description: '', private: false, now: nowSeconds() };
+      const token = {
+        userId: user.id,
+        cap: 'none' as const,
+        requested: 0,
+        description: '',
+        private: false,
+        now: nowSeconds(),
+      };
       const taken = 'c'.repeat(32);
       await mintToken(h.store.db, h.store.dialect, token, () => taken);
       let draws = 0;

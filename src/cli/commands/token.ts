@@ -3,7 +3,7 @@ import { isBanned, tokenPrivilegeNames } from '../../privileges.ts';
 import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../../tokens/routes.ts';
-import { mintToken } from '../../auth/mint.ts';
+import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
 import { nowSeconds } from '../../clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import { table } from '../format.ts';
@@ -32,6 +32,7 @@ const create: LeafCommand = {
     privileges: { type: 'string', value: 'N', description: 'requested token privileges (default 0)' },
     description: { type: 'string', value: 'D', description: 'free text stored with the token' },
     private: { type: 'boolean', description: 'never list the token in GET /v1/tokens' },
+    force: { type: 'boolean', description: 'create it even beyond TOKENS_PER_USER_MAX' },
   },
   async run(args, ctx) {
     const raw = args.optionalString('privileges');
@@ -42,13 +43,25 @@ const create: LeafCommand = {
     const isPrivate = args.flag('private');
     const store = await ctx.store();
     const owner = await requireUser(store, args.string('user'));
-    const token = await mintToken(store.db, store.dialect, {
-      userId: owner.id,
-      requested,
-      description,
-      private: isPrivate,
-      now: nowSeconds(),
-    });
+    const cap = args.flag('force') ? 'none' : (await ctx.config()).tokensPerUserMax;
+    let token: MintedToken;
+    try {
+      token = await mintToken(store.db, store.dialect, {
+        userId: owner.id,
+        requested,
+        description,
+        private: isPrivate,
+        now: nowSeconds(),
+        cap,
+      });
+    } catch (err) {
+      if (err instanceof TokenCapReached)
+        throw new CliError(
+          `user ${owner.id} ${owner.username} already holds ${err.max} live API tokens (TOKENS_PER_USER_MAX); ` +
+            'revoke some, or pass --force to go beyond the limit',
+        );
+      throw err;
+    }
     const privileges = token.privileges;
 
     const { style } = ctx;
