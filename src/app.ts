@@ -66,7 +66,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     // Fastify accepts a hop count at run time; its types only list the other forms.
-    trustProxy: config.trustProxy as boolean | string[],
+    trustProxy: config.trustProxy as false | string[],
     bodyLimit: config.bodyLimit,
     // Wrong JSON types are refused (400), never coerced: "5" is not an id.
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },

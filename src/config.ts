@@ -4,7 +4,8 @@ import { availableParallelism } from 'node:os';
 export type DatabaseConfig =
   { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
 
-export type TrustProxy = boolean | number | string[];
+/** false: the socket's address; a hop count; or the proxies to trust (addresses, CIDRs, loopback…). */
+export type TrustProxy = false | number | string[];
 
 export interface Config {
   database: DatabaseConfig;
@@ -20,6 +21,8 @@ export interface Config {
   trustProxy: TrustProxy;
   loginRateLimit: number;
   loginRateWindowS: number;
+  /** Login attempts per client address across all users per window (LOGIN_IP_RATE_LIMIT). */
+  loginIpRateLimit: number;
   logLevel: string;
   workers: number;
   bcryptCost: number;
@@ -100,7 +103,12 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
   if (raw === undefined) return false;
   const v = raw.trim().toLowerCase();
   if (v === '' || v === 'false' || v === '0' || v === 'no') return false;
-  if (v === 'true' || v === 'yes') return true;
+  if (v === 'true' || v === 'yes')
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `${JSON.stringify(raw)} would trust every X-Forwarded-For, letting any client choose its address; ` +
+        "give the number of proxies in front of tokend (e.g. 1), loopback, or the proxies' addresses/CIDRs",
+    );
   if (/^\d+$/.test(v)) return Number(v);
   const list = v.split(',').map((s) => s.trim());
   if (
@@ -110,7 +118,7 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
   )
     throw new ConfigError(
       'TRUST_PROXY',
-      `expected true, false, a hop count, or a comma-separated list of proxy addresses/CIDRs; got ${JSON.stringify(raw)}`,
+      `expected false, a hop count, loopback, or a comma-separated list of proxy addresses/CIDRs; got ${JSON.stringify(raw)}`,
     );
   return list;
 }
@@ -188,6 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     loginRateLimit: integer(env, 'LOGIN_RATE_LIMIT', 5, 1, 1_000_000_000),
     loginRateWindowS: integer(env, 'LOGIN_RATE_WINDOW_S', 60, 1, 86_400 * 365),
+    loginIpRateLimit: integer(env, 'LOGIN_IP_RATE_LIMIT', 100, 1, 1_000_000_000),
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 256),
     bcryptCost: integer(env, 'BCRYPT_COST', 10, 4, 31),

@@ -117,7 +117,7 @@ export async function connectedApplications(
 
 /** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
 export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
-  if (clientId.length > 64) return false;
+  if (clientId.length > 64 || clientId.includes('\0')) return false; // no such client id; PostgreSQL refuses NUL
   return db.transaction().execute(async (trx) => {
     let deleted = 0;
     for (const table of [

@@ -73,9 +73,9 @@ export async function findSession(db: Db, secret: string, now: number): Promise<
   };
 }
 
-/** True while the session's last password entry is at most `windowS` old. */
+/** True while the session's last password entry is younger than `windowS` (0: never). */
 export const inSudoMode = (session: Session, now: number, windowS: number): boolean =>
-  session.passwordAt !== null && now - session.passwordAt <= windowS;
+  session.passwordAt !== null && now - session.passwordAt < windowS;
 
 /** The password was entered again in this session. */
 export async function recordPasswordEntry(db: Db, sessionId: number, now: number): Promise<void> {

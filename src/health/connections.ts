@@ -5,13 +5,15 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_ERROR_MESSAGE, sendEnvelope } from '../http/envelope.ts';
 import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
+import { canonicalAddress } from '../http/client-address.ts';
 
 // Not `import { STATUS_CODES } from 'node:http'`: an ES import of node:http reads every export, and its
 // lazy WebSocket exports load Node's bundled undici (~5 MB of an idle server's memory, never used).
 const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 /**
- * Closes, at once, any connection beyond `max` open ones from the same socket address, so one host
+ * Closes, at once, any connection beyond `max` open ones from the same socket address (an IPv6 client by
+ * its /64, see client-address.ts), so one host
  * cannot hold every file descriptor. Behind a reverse proxy every connection comes from the proxy:
  * set the cap above the proxy's upstream pool, or 0, and cap per client at the proxy (SECURITY.md).
  */
@@ -19,7 +21,8 @@ export function capConnectionsPerAddress(server: Server, max: number): void {
   if (max <= 0) return;
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    const raw = socket.remoteAddress ?? '';
+    const address = canonicalAddress(raw) ?? raw;
     const count = (open.get(address) ?? 0) + 1;
     if (count > max) {
       socket.destroy();

@@ -15,11 +15,43 @@ export function requestIdFor(request: IncomingMessage): string {
   return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-const SECRET_QUERY_PARAMS =
-  /([?&](?:token|k|code|code_verifier|client_secret|refresh_token|password)=)[^&#]*/gi;
+const SECRET_QUERY_PARAMS = new Set([
+  'token',
+  'k',
+  'code',
+  'code_verifier',
+  'client_secret',
+  'refresh_token',
+  'access_token',
+  'password',
+  'confirm_password',
+]);
 
-/** The URL with the values of secret-bearing query parameters replaced. */
-export const redactUrl = (url: string): string => url.replace(SECRET_QUERY_PARAMS, '$1[REDACTED]');
+/** A query parameter's name as the query parser reads it: `%74oken` and `tok%65n` are `token`. */
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return name.toLowerCase();
+  }
+}
+
+/** The URL with the values of secret-bearing query parameters replaced, whatever the spelling of their names. */
+export function redactUrl(url: string): string {
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const hash = url.indexOf('#', start);
+  const end = hash === -1 ? url.length : hash;
+  const pairs = url
+    .slice(start + 1, end)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq === -1 ? pair : pair.slice(0, eq);
+      return SECRET_QUERY_PARAMS.has(decodedName(name)) ? `${name}=[REDACTED]` : pair;
+    });
+  return `${url.slice(0, start + 1)}${pairs.join('&')}${url.slice(end)}`;
+}
 
 export const REDACTED_PATHS = [
   'req.headers["x-ripple-token"]',

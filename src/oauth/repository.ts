@@ -22,7 +22,8 @@ export async function insertClient(db: Db, client: ClientRow): Promise<void> {
 }
 
 export async function findClientById(db: Db, id: string): Promise<ClientRow | undefined> {
-  if (id.length > 64) return undefined;
+  // No client id is that long or holds NUL (which PostgreSQL refuses in a text parameter): never send one.
+  if (id.length > 64 || id.includes('\0')) return undefined;
   return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
 }
 

@@ -10,6 +10,7 @@ import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
 import { MAX_ID } from '../store/schema.ts';
+import { clientAddress } from '../http/client-address.ts';
 
 interface CreateBody {
   username?: string | null;
@@ -212,7 +213,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
         description: body.description ?? '',
         expiresIn: body.expires_in ?? undefined,
       },
-      request.ip,
+      clientAddress(request),
     );
     app.tokend.metrics.loginAttempt(result.kind);
     switch (result.kind) {

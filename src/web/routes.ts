@@ -1,4 +1,5 @@
 // /login and /logout, and how every page reports an error.
+import { clientAddress } from '../http/client-address.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../oauth/errors.ts';
 import { doc } from '../oauth/route-doc.ts';
@@ -91,7 +92,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
       if (username.length > MAX_FIELD || password.length > MAX_FIELD)
         return again(400, 'The username or password is too long.');
 
-      const result = await webLogin(deps, { username, password }, request.ip);
+      const result = await webLogin(deps, { username, password }, clientAddress(request));
       switch (result.kind) {
         case 'bad-credentials':
           return again(403, 'Wrong username or password.');

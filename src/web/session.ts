@@ -100,5 +100,11 @@ export function localPath(next: unknown): string | undefined {
   // eslint-disable-next-line no-control-regex
   if (/[\\\u0000-\u001f\u007f]/.test(next)) return undefined;
   const base = 'http://local.invalid';
-  return new URL(next, base).origin === base ? next : undefined;
+  const url = new URL(next, base);
+  if (url.origin !== base) return undefined;
+  // As the URL parser writes it: percent-encoded, so a character beyond Latin-1 (which a Location header
+  // cannot carry) leads where it was meant to instead of failing the answer.
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  // Dot segments can fold into `//host` (`/.//evil` is `//evil`): a path that does is refused.
+  return path.startsWith('//') ? undefined : path;
 }

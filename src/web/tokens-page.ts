@@ -1,5 +1,6 @@
 // The token page at /tokens (server root, after the web login): list, create and revoke the signed-in
 // user's public tokens. Forms are CSRF-protected; everything works without JavaScript.
+import { clientAddress } from '../http/client-address.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import csrf from '@fastify/csrf-protection';
@@ -214,6 +215,9 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
 
     if (description.length > MAX_DESCRIPTION_LENGTH)
       return again(`The description is too long (at most ${MAX_DESCRIPTION_LENGTH} characters).`);
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(description))
+      return again('The description may not contain control characters.');
     const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
     const refused = names.filter((n) => typeof n !== 'string' || !allowed.has(n));
     if (refused.length > 0)
@@ -231,7 +235,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     }
 
     // Sudo mode: making a token needs a recent password entry.
-    const sudo = await confirmSudo(web, user, passwordField(request.body), request.ip);
+    const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
     if (sudo.kind === 'signed-out') return signedOut(request, reply);
     if (sudo.kind === 'password-needed') {
       if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
@@ -365,7 +369,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
             error: 'Tick the box to confirm that every token and session should end.',
           }),
         );
-      const sudo = await confirmSudo(web, user, passwordField(request.body), request.ip);
+      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed') {
         if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));

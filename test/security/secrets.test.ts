@@ -106,6 +106,11 @@ for (const dialect of DIALECTS) {
         { headers: { authorization: `Bearer ${secret}` } },
         { query: `token=${secret}` },
         { query: `k=${secret}` },
+        // The query parser decodes names: these are `token` and `k` too, and must be redacted as such.
+        { query: `%74oken=${secret}` },
+        { query: `tok%65n=${secret}` },
+        { query: `%6B=${secret}` },
+        { query: `%6b=${secret}&x=1` },
         { cookies: { rt: secret } },
         { cookies: { rt: secret }, query: 'callback=cb' },
         { query: `token=${secret}&pls200` },

@@ -353,7 +353,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('with TRUST_PROXY set, the forwarded client address is the key', async (t) => {
-        const h = await build(t, dialect, { TRUST_PROXY: 'true' });
+        const h = await build(t, dialect, { TRUST_PROXY: 'loopback' });
         const user = await h.createUser();
         const from = (ip: string) =>
           h.api({

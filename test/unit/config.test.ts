@@ -37,7 +37,7 @@ describe('loadConfig()', () => {
       BASE_PATH: '/x/api',
       LOGIN_RATE_LIMIT: '10',
       LOGIN_RATE_WINDOW_S: '30',
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '1',
       DATABASE_URL: 'postgres://u@localhost/db',
       REDIS_URL: 'redis://127.0.0.1:6379',
       LOG_LEVEL: 'WARN',
@@ -47,7 +47,7 @@ describe('loadConfig()', () => {
     assert.equal(c.basePath, '/x/api');
     assert.equal(c.loginRateLimit, 10);
     assert.equal(c.loginRateWindowS, 30);
-    assert.equal(c.trustProxy, true);
+    assert.equal(c.trustProxy, 1);
     assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@localhost/db' });
     assert.equal(c.redisUrl, 'redis://127.0.0.1:6379');
     assert.equal(c.logLevel, 'warn');
@@ -62,6 +62,11 @@ describe('loadConfig()', () => {
       '192.168.0.0/16',
     ]);
     assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy, ['loopback']);
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: 'true' }),
+      (err: Error) =>
+        /^TRUST_PROXY: .*any client choose its address.*number of proxies.*loopback.*CIDRs/.test(err.message),
+    );
   });
 
   it('DATABASE_URL: every supported scheme', () => {
@@ -83,6 +88,8 @@ describe('loadConfig()', () => {
     [{ DATABASE_URL: 'data/tokend.db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
     [{ DATABASE_URL: '' }, 'DATABASE_URL'],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: 'YES' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.1, evil host' }, 'TRUST_PROXY'],

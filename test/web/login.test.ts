@@ -84,7 +84,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('marks the cookie Secure when the request came over https (through a trusted proxy)', async (t) => {
-      const h = await build(t, dialect, { TRUST_PROXY: 'true' });
+      const h = await build(t, dialect, { TRUST_PROXY: 'loopback' });
       const user = await h.createUser();
       const page = await h.app.inject({
         method: 'GET',

@@ -23,6 +23,7 @@ import { findConsentScope, insertCode, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
+import { clientAddress } from '../../http/client-address.ts';
 
 /** Where answers go: known once the client and redirect URI are verified. */
 interface ReplyTarget {
@@ -225,7 +226,7 @@ export function authorizePostEndpoint(deps: OAuthDeps) {
       if (decision === 'deny') throw new AccessDenied('The user denied the request.');
       if (decision !== 'allow') throw new InvalidRequest('decision must be allow or deny.');
       // Sudo mode: approving needs a recent password entry.
-      const sudo = await confirmSudo(deps.web, user, params.confirm_password, request.ip);
+      const sudo = await confirmSudo(deps.web, user, params.confirm_password, clientAddress(request));
       if (sudo.kind === 'signed-out') return toLogin(reply, params);
       if (sudo.kind === 'password-needed') {
         if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
