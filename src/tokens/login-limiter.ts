@@ -1,5 +1,6 @@
-// The login-attempt limit of token creation: N attempts per (user id, client IP) per window,
-// counted atomically before the password is checked.
+// The login-attempt limits: N attempts per (user id, client address) per window, and M attempts per client
+// address across all users per window (so one address cannot try passwords for every user), both counted
+// atomically before the password is checked. Client addresses come canonical (src/http/client-address.ts).
 //
 // Where the count lives (createLoginLimiter picks it from the config):
 // - REDIS_URL set: in Redis, shared by every instance. While Redis is unreachable, each instance counts on
@@ -37,8 +38,9 @@ export type LimitDecision = { allowed: true } | { allowed: false; retryAfterS: n
 
 type Limiter = RateLimiterAbstract | RateLimiterCompatibleAbstract;
 
-/** Names the limiter in every store (and in the cluster primary, which keeps one limiter per name). */
+/** Name the limiters in every store (and in the cluster primary, which keeps one limiter per name). */
 const KEY_PREFIX = 'login';
+const ADDRESS_KEY_PREFIX = 'login-address';
 /** How long a worker waits for the primary's answer before the attempt fails (500, never unlimited). */
 const CLUSTER_TIMEOUT_MS = 2000;
 
@@ -50,33 +52,37 @@ export interface LoginLimiterHooks {
   redis?: RedisLink;
 }
 
+/** One count: allowed or not, and the limiter's answer. */
+async function count(limiter: Limiter, key: string): Promise<{ allowed: boolean; res: RateLimiterRes }> {
+  try {
+    return { allowed: true, res: await limiter.consume(key) };
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    return { allowed: false, res: rejection };
+  }
+}
+
 export class LoginLimiter {
-  private readonly limiter: Limiter;
+  private readonly perUser: Limiter;
+  private readonly perAddress: Limiter;
   private readonly hooks: LoginLimiterHooks;
   private degraded = false;
-  constructor(limiter: Limiter, hooks: LoginLimiterHooks = {}) {
-    this.limiter = limiter;
+  constructor(perUser: Limiter, perAddress: Limiter, hooks: LoginLimiterHooks = {}) {
+    this.perUser = perUser;
+    this.perAddress = perAddress;
     this.hooks = hooks;
   }
 
-  static inMemory(points: number, durationS: number): LoginLimiter {
-    return new LoginLimiter(new RateLimiterMemory({ keyPrefix: KEY_PREFIX, points, duration: durationS }));
-  }
-
-  /** Counts one attempt. Rejects (throws) only when no limiter could count it. */
-  async attempt(userId: number, ip: string): Promise<LimitDecision> {
-    let res: RateLimiterRes;
-    let allowed: boolean;
-    try {
-      res = await this.limiter.consume(`${userId}:${ip}`);
-      allowed = true;
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      res = rejection;
-      allowed = false;
-    }
-    this.noteSource(res);
-    return allowed ? { allowed } : { allowed, retryAfterS: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+  /** Counts one attempt against both limits. Rejects (throws) only when no limiter could count it. */
+  async attempt(userId: number, address: string): Promise<LimitDecision> {
+    const [user, client] = await Promise.all([
+      count(this.perUser, `${userId}:${address}`),
+      count(this.perAddress, address),
+    ]);
+    this.noteSource(user.res);
+    if (user.allowed && client.allowed) return { allowed: true };
+    const waits = [user, client].filter((c) => !c.allowed).map((c) => c.res.msBeforeNext);
+    return { allowed: false, retryAfterS: Math.max(1, Math.ceil(Math.max(...waits) / 1000)) };
   }
 
   /** Logs the start and the end of a fallback to the insurance limiter, once each per outage. */
@@ -155,14 +161,17 @@ class InsuranceLimiter extends RateLimiterCompatibleAbstract {
 }
 
 /** This process's own count: through the cluster primary in a worker, in memory otherwise. */
-function localLimiter(points: number, durationS: number): RateLimiterAbstract {
-  const options = { keyPrefix: KEY_PREFIX, points, duration: durationS };
+function localLimiter(keyPrefix: string, points: number, durationS: number): RateLimiterAbstract {
+  const options = { keyPrefix, points, duration: durationS };
   if (cluster.isWorker) return new RateLimiterCluster({ ...options, timeoutMs: CLUSTER_TIMEOUT_MS });
   return new RateLimiterMemory(options);
 }
 
 export interface LimiterSettings {
+  /** attempts per user and client address per window (LOGIN_RATE_LIMIT) */
   points: number;
+  /** attempts per client address across all users per window (LOGIN_IP_RATE_LIMIT) */
+  addressPoints: number;
   durationS: number;
   redisUrl: string | undefined;
   /** Prefix of the Redis keys (REDIS_KEY_PREFIX); tests give each test its own. */
@@ -172,6 +181,7 @@ export interface LimiterSettings {
 
 export const limiterSettings = (config: Config): LimiterSettings => ({
   points: config.loginRateLimit,
+  addressPoints: config.loginIpRateLimit,
   durationS: config.loginRateWindowS,
   redisUrl: config.redisUrl,
   redisKeyPrefix: config.redisKeyPrefix,
@@ -179,26 +189,34 @@ export const limiterSettings = (config: Config): LimiterSettings => ({
 
 /** The one place the login limiter is built from configuration. Close it to close its Redis link. */
 export async function createLoginLimiter(settings: LimiterSettings, log: LinkLogger): Promise<LoginLimiter> {
-  const local = localLimiter(settings.points, settings.durationS);
-  if (settings.redisUrl === undefined) return new LoginLimiter(local);
+  const limits = [
+    { prefix: KEY_PREFIX, points: settings.points },
+    { prefix: ADDRESS_KEY_PREFIX, points: settings.addressPoints },
+  ] as const;
+  const locals = limits.map((l) => localLimiter(l.prefix, l.points, settings.durationS));
+  if (settings.redisUrl === undefined) return new LoginLimiter(locals[0]!, locals[1]!);
 
   const timeouts = settings.redisTimeouts ?? DEFAULT_REDIS_TIMEOUTS;
   const link = new RedisLink(settings.redisUrl, log, timeouts);
   // Start counting in Redis from the first request when it is there; start degraded (and say so) when not.
   await link.waitReady(timeouts.connectTimeoutMs);
-  const insurance = new InsuranceLimiter(local);
   const RateLimiterRedis = redisLimiter();
-  const shared = new RateLimiterRedis({
-    storeClient: link.client,
-    keyPrefix: `${settings.redisKeyPrefix}${KEY_PREFIX}`,
-    points: settings.points,
-    duration: settings.durationS,
-    // While the link is down, go straight to the insurance limiter instead of waiting for an error.
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: insurance,
-  });
-  return new LoginLimiter(shared, {
-    isFallback: (res) => insurance.isFrom(res),
+  const insurances = locals.map((local) => new InsuranceLimiter(local));
+  const shared = limits.map(
+    (l, i) =>
+      new RateLimiterRedis({
+        storeClient: link.client,
+        keyPrefix: `${settings.redisKeyPrefix}${l.prefix}`,
+        points: l.points,
+        duration: settings.durationS,
+        // While the link is down, go straight to the insurance limiter instead of waiting for an error.
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: insurances[i]!,
+      }),
+  );
+  return new LoginLimiter(shared[0]!, shared[1]!, {
+    // Both limits travel over one link: the per-user one tells whether Redis answered.
+    isFallback: (res) => insurances[0]!.isFrom(res),
     log,
     redis: link,
   });

@@ -34,6 +34,7 @@ class RecordingLog implements LinkLogger {
 
 const settings = (redisUrl: string, redisKeyPrefix = uniqueRedisPrefix()): LimiterSettings => ({
   points: POINTS,
+  addressPoints: 1000,
   durationS: 60,
   redisUrl,
   redisKeyPrefix,
@@ -108,8 +109,27 @@ describe('login limit shared through Redis', async () => {
     const redis = new Redis(REDIS_URL);
     t.after(() => redis.quit());
     const keys = await redis.keys(`${prefix}*`);
-    assert.deepEqual(keys, [`${prefix}login:7:10.0.0.1`]);
+    assert.deepEqual(keys.sort(), [`${prefix}login-address:10.0.0.1`, `${prefix}login:7:10.0.0.1`]);
     await redis.del(...keys);
+  });
+
+  it('counts attempts per client address across users on two instances together', { skip }, async (t) => {
+    const prefix = uniqueRedisPrefix();
+    const log = new RecordingLog();
+    const tight = { ...settings(REDIS_URL, prefix), addressPoints: 4 };
+    const a = await limiter(t, tight, log);
+    const b = await limiter(t, tight, log);
+    const decisions = [];
+    for (let user = 1; user <= 6; user++) decisions.push(await [a, b][user % 2]!.attempt(user, '10.0.0.9'));
+    assert.deepEqual(
+      decisions.map((d) => d.allowed),
+      [true, true, true, true, false, false],
+    );
+    assert.equal((await a.attempt(1, '10.0.0.10')).allowed, true, 'another address has its own budget');
+    const redis = new Redis(REDIS_URL);
+    t.after(() => redis.quit());
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
   });
 
   it('falls back per instance during an outage and shares again when Redis is back', { skip }, async (t) => {

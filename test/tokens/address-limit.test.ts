@@ -1,0 +1,100 @@
+// LOGIN_IP_RATE_LIMIT: one client address may try so many logins across all users per window (429 with
+// Retry-After beyond it, at step 4 of the check order), keyed by the canonical address: IPv6 by its /64,
+// IPv4-mapped IPv6 as IPv4, and a forwarded value that is not an address as the socket's.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { build, body, type Harness, type TestUser } from '../helpers/app.ts';
+import { InjectBrowser, csrfOf } from '../oauth/helpers.ts';
+import { canonicalAddress } from '../../src/http/client-address.ts';
+
+describe('canonicalAddress', () => {
+  it('puts every spelling of one client in one form', () => {
+    const cases: Array<[string, string | undefined]> = [
+      ['203.0.113.7', '203.0.113.7'],
+      ['::ffff:203.0.113.7', '203.0.113.7'],
+      ['::FFFF:cb00:7107', '203.0.113.7'],
+      ['0:0:0:0:0:ffff:cb00:7107', '203.0.113.7'],
+      ['2001:db8::1', '2001:db8:0:0::/64'],
+      ['2001:0DB8:0000:0000:ffff:ffff:ffff:ffff', '2001:db8:0:0::/64'],
+      ['2001:db8:0:1::1', '2001:db8:0:1::/64'],
+      ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+      ['::1', '0:0:0:0::/64'],
+      ['203.0.113.007', undefined],
+      ['foo', undefined],
+      ['', undefined],
+      ['1.2.3.4, 5.6.7.8', undefined],
+    ];
+    for (const [raw, want] of cases) assert.equal(canonicalAddress(raw), want, raw);
+  });
+});
+
+const login = (h: Harness, user: TestUser, from?: string, password = user.password) =>
+  h.api({
+    method: 'POST',
+    path: '/tokens',
+    headers: from === undefined ? {} : { 'x-forwarded-for': from },
+    payload: { id: user.id, password },
+  });
+
+for (const dialect of DIALECTS) {
+  describe(`login limit per client address [${dialect}]`, () => {
+    it('refuses the address across users beyond LOGIN_IP_RATE_LIMIT; other addresses go on', async (t) => {
+      const h = await build(t, dialect, { LOGIN_IP_RATE_LIMIT: '3', TRUST_PROXY: 'loopback' });
+      const users = await Promise.all(Array.from({ length: 5 }, () => h.createUser()));
+      assert.equal((await login(h, users[0]!, '198.51.100.1', 'wrong')).statusCode, 403);
+      assert.equal((await login(h, users[1]!, '198.51.100.1')).statusCode, 200);
+      assert.equal((await login(h, users[2]!, '198.51.100.1')).statusCode, 200);
+      const refused = await login(h, users[3]!, '198.51.100.1');
+      assert.equal(refused.statusCode, 429);
+      assert.equal(body(refused).code, 429);
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      assert.equal((await login(h, users[3]!, '198.51.100.2')).statusCode, 200, 'another address');
+      // Step 4 comes after step 3: an unknown user is still a 404, and costs nothing.
+      const nobody = await h.api({
+        method: 'POST',
+        path: '/tokens',
+        headers: { 'x-forwarded-for': '198.51.100.1' },
+        payload: { username: 'nobody_here', password: 'x' },
+      });
+      assert.equal(nobody.statusCode, 404);
+    });
+
+    it('counts an IPv6 /64 as one client, and spellings of one address as one', async (t) => {
+      const h = await build(t, dialect, { LOGIN_IP_RATE_LIMIT: '2', TRUST_PROXY: 'loopback' });
+      const users = await Promise.all(Array.from({ length: 4 }, () => h.createUser()));
+      assert.equal((await login(h, users[0]!, '2001:db8::1')).statusCode, 200);
+      assert.equal((await login(h, users[1]!, '2001:db8::ffff:2')).statusCode, 200);
+      assert.equal((await login(h, users[2]!, '2001:db8:0:0:1::3')).statusCode, 429, 'same /64');
+      assert.equal((await login(h, users[2]!, '2001:db8:0:1::1')).statusCode, 200, 'another /64');
+
+      assert.equal((await login(h, users[0]!, '203.0.113.7')).statusCode, 200);
+      assert.equal((await login(h, users[1]!, '::ffff:cb00:7107')).statusCode, 200);
+      assert.equal((await login(h, users[3]!, '::ffff:203.0.113.7')).statusCode, 429, 'one IPv4 client');
+    });
+
+    it('a forwarded value that is not an address counts as the socket address', async (t) => {
+      const h = await build(t, dialect, { LOGIN_IP_RATE_LIMIT: '2', TRUST_PROXY: 'loopback' });
+      const users = await Promise.all(Array.from({ length: 3 }, () => h.createUser()));
+      assert.equal((await login(h, users[0]!, 'foo')).statusCode, 200);
+      assert.equal((await login(h, users[1]!, '203.0.113.007')).statusCode, 200);
+      assert.equal((await login(h, users[2]!)).statusCode, 429, 'all three were the socket, 127.0.0.1');
+    });
+
+    it('the web sign-in counts against the same budget', async (t) => {
+      const h = await build(t, dialect, { LOGIN_IP_RATE_LIMIT: '2' });
+      const users = await Promise.all(Array.from({ length: 3 }, () => h.createUser()));
+      const browser = new InjectBrowser(h.app);
+      await browser.signIn(users[0]!);
+      assert.equal((await login(h, users[1]!)).statusCode, 200);
+      const page = await browser.get('/login');
+      const r = await browser.post('/login', {
+        _csrf: csrfOf(page.body),
+        username: users[2]!.username,
+        password: users[2]!.password,
+      });
+      assert.equal(r.statusCode, 429);
+      assert.ok(Number(r.headers['retry-after']) >= 1);
+    });
+  });
+}
