@@ -205,6 +205,7 @@ function tokendEnv(database: TestDatabase, extra: Record<string, string> = {}): 
     LOG_LEVEL: 'warn',
     // Token creation is measured at full speed; the limiter itself still runs for every attempt.
     LOGIN_RATE_LIMIT: '1000000000',
+    LOGIN_IP_RATE_LIMIT: '1000000000',
     // The abuse limit of 10,000 requests per keep-alive connection would answer 503 to the requests the
     // load generator has already sent on a connection being closed (it does not wait for the close);
     // the baseline has no such limit either.

@@ -101,7 +101,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const services: Services = {
     config,
     store,
-    passwords: new PasswordHasher({ cost: config.bcryptCost, concurrency: config.bcryptConcurrency }),
+    passwords: new PasswordHasher({
+      cost: config.bcryptCost,
+      concurrency: config.bcryptConcurrency,
+      maxQueued: config.passwordQueueMax,
+    }),
     loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
     bearerTokens: new OAuthBearerTokens(store.db, nowSeconds),

@@ -5,7 +5,12 @@
 import type { Db } from '../store/database.ts';
 import { isBanned } from '../privileges.ts';
 import { findUserById, findUserByUsername, type UserRow } from '../users/repository.ts';
-import { LEGACY_PASSWORD_VERSION, type PasswordHasher } from '../users/passwords.ts';
+import {
+  LEGACY_PASSWORD_VERSION,
+  PasswordCheckAbandoned,
+  PasswordQueueFull,
+  type PasswordHasher,
+} from '../users/passwords.ts';
 import type { LoginLimiter } from '../tokens/login-limiter.ts';
 
 export interface PasswordLoginDeps {
@@ -23,13 +28,20 @@ export type PasswordLoginResult =
   | { kind: 'rate-limited'; retryAfterS: number }
   | { kind: 'legacy-password' }
   | { kind: 'wrong-password' }
-  | { kind: 'banned'; user: UserRow };
+  | { kind: 'banned'; user: UserRow }
+  /** the password-check queue is full (or the client went away): try again in `retryAfterS` */
+  | { kind: 'busy'; retryAfterS: number };
+
+/** What a client is told to wait when the password-check queue is full. */
+export const BUSY_RETRY_AFTER_S = 1;
 
 export async function checkPasswordLogin(
   deps: PasswordLoginDeps,
   who: LoginName,
   password: string,
   clientIp: string,
+  /** true once the client has gone away: its check is then dropped before it runs */
+  abandoned?: () => boolean,
 ): Promise<PasswordLoginResult> {
   const user =
     'id' in who ? await findUserById(deps.db, who.id) : await findUserByUsername(deps.db, who.username);
@@ -37,7 +49,15 @@ export async function checkPasswordLogin(
   const decision = await deps.loginLimiter.attempt(user.id, clientIp);
   if (!decision.allowed) return { kind: 'rate-limited', retryAfterS: decision.retryAfterS };
   if (user.password_version === LEGACY_PASSWORD_VERSION) return { kind: 'legacy-password' };
-  if (!(await deps.passwords.verify(password, user.password_hash))) return { kind: 'wrong-password' };
+  let matches: boolean;
+  try {
+    matches = await deps.passwords.verify(password, user.password_hash, abandoned);
+  } catch (err) {
+    if (err instanceof PasswordQueueFull || err instanceof PasswordCheckAbandoned)
+      return { kind: 'busy', retryAfterS: BUSY_RETRY_AFTER_S };
+    throw err;
+  }
+  if (!matches) return { kind: 'wrong-password' };
   if (isBanned(user.privileges)) return { kind: 'banned', user };
   return { kind: 'ok', user };
 }

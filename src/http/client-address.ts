@@ -47,3 +47,13 @@ export function canonicalAddress(raw: string): string | undefined {
 export function clientAddress(request: FastifyRequest): string {
   return canonicalAddress(request.ip) ?? canonicalAddress(request.socket.remoteAddress ?? '') ?? 'unknown';
 }
+
+/**
+ * Whether the request's client has gone: its connection was reset, or it sent its FIN. (A client may
+ * half-close once its request is sent and still read the answer: such a login is answered when its
+ * password check runs at once, and dropped only when the check had to wait in a queue.)
+ */
+export function clientGone(request: FastifyRequest): () => boolean {
+  const socket = request.raw.socket;
+  return () => socket.destroyed || socket.readableEnded;
+}

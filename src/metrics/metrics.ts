@@ -14,6 +14,7 @@ export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
   'wrong-password': '403',
   banned: '402',
   'too-many-tokens': '409',
+  busy: '503',
 };
 
 // The four classes come from their own files: prom-client's index also loads its Pushgateway (https, tls,

@@ -10,7 +10,7 @@ import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
 import { MAX_ID } from '../store/schema.ts';
-import { clientAddress } from '../http/client-address.ts';
+import { clientAddress, clientGone } from '../http/client-address.ts';
 
 interface CreateBody {
   username?: string | null;
@@ -214,6 +214,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
         expiresIn: body.expires_in ?? undefined,
       },
       clientAddress(request),
+      clientGone(request),
     );
     app.tokend.metrics.loginAttempt(result.kind);
     switch (result.kind) {
@@ -236,6 +237,13 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
           id: result.user.id,
           username: result.user.username,
         });
+      case 'busy':
+        reply.header('Retry-After', String(result.retryAfterS));
+        return sendEnvelope(
+          reply,
+          503,
+          'The server is busy checking other passwords. Try again in a moment.',
+        );
       case 'too-many-tokens':
         return sendEnvelope(
           reply,

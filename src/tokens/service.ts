@@ -25,7 +25,8 @@ export type LoginResult =
   | { kind: 'legacy-password' }
   | { kind: 'wrong-password' }
   | { kind: 'banned'; user: UserRow }
-  | { kind: 'too-many-tokens'; max: number };
+  | { kind: 'too-many-tokens'; max: number }
+  | { kind: 'busy'; retryAfterS: number };
 
 export interface LoginDeps {
   db: Db;
@@ -41,10 +42,11 @@ export async function loginForToken(
   deps: LoginDeps,
   input: LoginInput,
   clientIp: string,
+  abandoned?: () => boolean,
 ): Promise<LoginResult> {
   const who =
     input.id !== undefined && input.id !== 0 ? { id: input.id } : { username: input.username ?? '' };
-  const checked = await checkPasswordLogin(deps, who, input.password, clientIp);
+  const checked = await checkPasswordLogin(deps, who, input.password, clientIp, abandoned);
   if (checked.kind !== 'ok') return checked;
   const user = checked.user;
   const now = nowSeconds();

@@ -14,18 +14,49 @@ export const LEGACY_PASSWORD_VERSION = 1;
 
 export const md5Hex = (password: string): string => createHash('md5').update(password, 'utf8').digest('hex');
 
-/** Runs at most `limit` tasks at once; the rest wait in arrival order. */
+/** The password-check queue is full (PASSWORD_QUEUE_MAX): nothing was queued. */
+export class PasswordQueueFull extends Error {
+  constructor() {
+    super('the password-check queue is full');
+    this.name = 'PasswordQueueFull';
+  }
+}
+
+/** The client that asked for a check went away before its turn: the check was not run. */
+export class PasswordCheckAbandoned extends Error {
+  constructor() {
+    super('the client went away before its password was checked');
+    this.name = 'PasswordCheckAbandoned';
+  }
+}
+
+/**
+ * Runs at most `limit` tasks at once; at most `maxWaiting` more wait, in arrival order; beyond that a task
+ * is refused at once. A task that had to wait, and whose `abandoned()` says so when its turn comes, is
+ * dropped unrun.
+ */
 export class Semaphore {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
   private readonly limit: number;
-  constructor(limit: number) {
+  private readonly maxWaiting: number;
+  constructor(limit: number, maxWaiting = Number.POSITIVE_INFINITY) {
     this.limit = limit;
+    this.maxWaiting = maxWaiting;
   }
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
+  get queued(): number {
+    return this.waiting.length;
+  }
+  async run<T>(task: () => Promise<T>, abandoned: () => boolean = () => false): Promise<T> {
+    let waited = false;
+    if (this.active >= this.limit) {
+      if (this.waiting.length >= this.maxWaiting) throw new PasswordQueueFull();
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      waited = true;
+    } else this.active++;
     try {
+      // Only a task that waited is asked: one that runs at once has a client that just asked for it.
+      if (waited && abandoned()) throw new PasswordCheckAbandoned();
       return await task();
     } finally {
       const next = this.waiting.shift();
@@ -38,16 +69,25 @@ export class Semaphore {
 export class PasswordHasher {
   private readonly gate: Semaphore;
   private readonly cost: number;
-  constructor(options: { cost: number; concurrency: number }) {
+  constructor(options: { cost: number; concurrency: number; maxQueued?: number }) {
     this.cost = options.cost;
-    this.gate = new Semaphore(options.concurrency);
+    this.gate = new Semaphore(options.concurrency, options.maxQueued);
+  }
+
+  /** Checks waiting for a turn now. */
+  get queued(): number {
+    return this.gate.queued;
   }
 
   hash(password: string): Promise<string> {
     return this.gate.run(async () => (await loadBcrypt()).hash(md5Hex(password), this.cost));
   }
 
-  verify(password: string, storedHash: string): Promise<boolean> {
-    return this.gate.run(async () => (await loadBcrypt()).verify(md5Hex(password), storedHash));
+  /**
+   * Throws PasswordQueueFull when PASSWORD_QUEUE_MAX checks already wait, and PasswordCheckAbandoned
+   * when `abandoned()` (the client hung up) by the time its turn comes: no bcrypt runs for either.
+   */
+  verify(password: string, storedHash: string, abandoned?: () => boolean): Promise<boolean> {
+    return this.gate.run(async () => (await loadBcrypt()).verify(md5Hex(password), storedHash), abandoned);
   }
 }

@@ -10,20 +10,29 @@ export type WebLoginResult =
   | { kind: 'bad-credentials' }
   | { kind: 'rate-limited'; retryAfterS: number }
   | { kind: 'legacy-password' }
-  | { kind: 'banned' };
+  | { kind: 'banned' }
+  | { kind: 'busy'; retryAfterS: number };
 
 export async function webLogin(
   deps: WebDeps,
   input: { username: string; password: string },
   clientIp: string,
+  abandoned?: () => boolean,
 ): Promise<WebLoginResult> {
-  const checked = await checkPasswordLogin(deps, { username: input.username }, input.password, clientIp);
+  const checked = await checkPasswordLogin(
+    deps,
+    { username: input.username },
+    input.password,
+    clientIp,
+    abandoned,
+  );
   switch (checked.kind) {
     case 'no-user':
     case 'wrong-password':
       return { kind: 'bad-credentials' };
     case 'rate-limited':
     case 'legacy-password':
+    case 'busy':
       return checked;
     case 'banned':
       return { kind: 'banned' };

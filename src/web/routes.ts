@@ -1,5 +1,5 @@
 // /login and /logout, and how every page reports an error.
-import { clientAddress } from '../http/client-address.ts';
+import { clientAddress, clientGone } from '../http/client-address.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../oauth/errors.ts';
 import { doc } from '../oauth/route-doc.ts';
@@ -92,7 +92,12 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
       if (username.length > MAX_FIELD || password.length > MAX_FIELD)
         return again(400, 'The username or password is too long.');
 
-      const result = await webLogin(deps, { username, password }, clientAddress(request));
+      const result = await webLogin(
+        deps,
+        { username, password },
+        clientAddress(request),
+        clientGone(request),
+      );
       switch (result.kind) {
         case 'bad-credentials':
           return again(403, 'Wrong username or password.');
@@ -103,6 +108,9 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
           return again(403, 'This account still has an old-style password. Reset your password first.');
         case 'banned':
           return again(403, 'This account is banned.');
+        case 'busy':
+          reply.header('Retry-After', String(result.retryAfterS));
+          return again(503, 'The server is busy. Try again in a moment.');
         case 'signed-in':
           setSessionCookie(request, reply, result.secret, SESSION_TTL_S);
           return reply.redirect(next ?? '/login', 303);

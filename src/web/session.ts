@@ -61,6 +61,12 @@ export async function confirmSudo(
       };
     case 'legacy-password':
       return { kind: 'password-needed', error: 'This account has an old-style password. Reset it first.' };
+    case 'busy':
+      return {
+        kind: 'password-needed',
+        error: 'The server is busy. Try again in a moment.',
+        retryAfterS: checked.retryAfterS,
+      };
     case 'banned':
     case 'no-user':
       return { kind: 'signed-out' };

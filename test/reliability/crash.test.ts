@@ -18,7 +18,12 @@ const KILL_AFTER = 150;
 /** Upper bound on requests per worker, so the load ends even if the kill never comes. */
 const MAX_PER_WORKER = 400;
 
-const ENV = { BCRYPT_COST: '4', LOGIN_RATE_LIMIT: '1000000000', LOG_LEVEL: 'warn' };
+const ENV = {
+  BCRYPT_COST: '4',
+  LOGIN_RATE_LIMIT: '1000000000',
+  LOGIN_IP_RATE_LIMIT: '1000000000',
+  LOG_LEVEL: 'warn',
+};
 
 interface LoadResult {
   acknowledged: string[];

@@ -41,6 +41,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
           LOG_LEVEL: 'silent',
           BCRYPT_COST: '4',
           LOGIN_RATE_LIMIT: '1000000',
+          LOGIN_IP_RATE_LIMIT: '1000000',
           DB_TIMEOUT_MS: '1000',
         });
         config.database = { kind: dialect, url: proxy.rewrite(database.url) };

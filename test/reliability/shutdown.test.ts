@@ -46,6 +46,7 @@ describe('graceful shutdown', () => {
       BCRYPT_COST: '10',
       BCRYPT_CONCURRENCY: '1',
       LOGIN_RATE_LIMIT: '1000000',
+      LOGIN_IP_RATE_LIMIT: '1000000',
       LAST_USED_FLUSH_MS: '1000',
       LOG_LEVEL: 'info', // "incoming request" lines show what the server has received
     });

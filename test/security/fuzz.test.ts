@@ -193,7 +193,7 @@ interface World {
 }
 
 async function world(t: Parameters<typeof build>[0]): Promise<World> {
-  const h = await build(t, 'sqlite', { LOGIN_RATE_LIMIT: '1000000000' });
+  const h = await build(t, 'sqlite', { LOGIN_RATE_LIMIT: '1000000000', LOGIN_IP_RATE_LIMIT: '1000000000' });
   const active = await h.createUser();
   const banned = await h.createUser({ privileges: 0 });
   const legacy = await h.createUser({ passwordVersion: 1 });

@@ -121,3 +121,34 @@ describe('redactUrl()', () => {
     }
   });
 });
+
+describe('the password-check queue', () => {
+  it('refuses at once beyond maxWaiting, and drops an abandoned check before it runs', async () => {
+    const { Semaphore, PasswordQueueFull, PasswordCheckAbandoned } =
+      await import('../../src/users/passwords.ts');
+    const gate = new Semaphore(1, 2);
+    let release!: () => void;
+    const ran: string[] = [];
+    const first = gate.run(() => new Promise<void>((r) => (release = r)).then(() => void ran.push('first')));
+    let gone = false;
+    const second = gate.run(
+      async () => void ran.push('second'),
+      () => gone,
+    );
+    const third = gate.run(async () => void ran.push('third'));
+    assert.equal(gate.queued, 2);
+    await assert.rejects(
+      gate.run(async () => void ran.push('fourth')),
+      PasswordQueueFull,
+    );
+    gone = true;
+    release();
+    await first;
+    await assert.rejects(second, PasswordCheckAbandoned);
+    await third;
+    assert.deepEqual(ran, ['first', 'third']);
+    assert.equal(gate.queued, 0);
+    await gate.run(async () => void ran.push('later'));
+    assert.deepEqual(ran, ['first', 'third', 'later']);
+  });
+});

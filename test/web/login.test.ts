@@ -165,7 +165,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('follows `next` only to local paths', async (t) => {
-      const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '100' }); // every sign-in counts
+      const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '100', LOGIN_IP_RATE_LIMIT: '100' }); // every sign-in counts
       const user = await h.createUser();
       const cases: Array<[string, string]> = [
         ['/oauth/authorize?client_id=x&scope=a%20b', '/oauth/authorize?client_id=x&scope=a%20b'],
