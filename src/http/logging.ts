@@ -76,6 +76,14 @@ export const REDACTED_PATHS = [
   '*.refresh_token',
   'code_verifier',
   '*.code_verifier',
+  // Database errors: mysql2 puts the statement with its parameters written in (err.sql); others keep the
+  // parameters or the query beside the message. The message and code say what failed.
+  'err.sql',
+  'err.cause.sql',
+  'err.parameters',
+  'err.cause.parameters',
+  'err.query',
+  'err.cause.query',
 ];
 
 export function loggerOptions(level: string): NonNullable<FastifyServerOptions['logger']> {

@@ -111,3 +111,29 @@ describe('request ids and structured logs', () => {
     assert.match(text, /k=\[REDACTED\]/);
   });
 });
+
+describe('database errors in logs', () => {
+  it('never carry the SQL text with its parameters (mysql2 err.sql) or the parameters', async () => {
+    const { default: Fastify } = await import('fastify');
+    const lines: string[] = [];
+    const app = Fastify({
+      logger: {
+        ...(loggerOptions('info') as Record<string, unknown>),
+        stream: { write: (line: string) => void lines.push(line) },
+      },
+    });
+    const log = app.log;
+    const secretish = 'deadbeef'.repeat(8);
+    const err = Object.assign(new Error("Duplicate entry for key 'token_hash'"), {
+      code: 'ER_DUP_ENTRY',
+      sql: `INSERT INTO tokens (token_hash) VALUES ('${secretish}')`,
+      parameters: [secretish],
+    });
+    log.error({ err: Object.assign(new Error('wrapped', { cause: err }), { sql: err.sql }) }, 'query failed');
+    log.error({ err }, 'query failed');
+    assert.equal(lines.length, 2);
+    for (const line of lines) assert.ok(!line.includes(secretish), line);
+    assert.match(lines[1]!, /ER_DUP_ENTRY/);
+    await app.close();
+  });
+});
