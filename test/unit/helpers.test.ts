@@ -18,6 +18,10 @@ describe('usernameSafe()', () => {
     ['x', 'x'],
     ['123', '123'],
     ['-[dash]-', '-[dash]-'],
+    ['ａｌｉｃｅ', 'alice'],
+    ['Straße', 'strasse'],
+    ['ﬁsh', 'fish'],
+    ['Ｃｏｏｌ　Ｐｌａｙｅｒ', 'cool_player'],
   ];
   for (const [input, expected] of cases) {
     it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () =>
@@ -28,6 +32,24 @@ describe('usernameSafe()', () => {
     assert.equal(usernameSafe('My Name'), usernameSafe('my_name'));
     assert.equal(usernameSafe('MY NAME'), usernameSafe('My_Name'));
     assert.notEqual(usernameSafe('myname'), usernameSafe('my name'));
+  });
+
+  it('refuses control, format and zero-width characters in new names', async () => {
+    const { usernameProblem } = await import('../../src/users/username.ts');
+    for (const bad of [
+      'ali\u200bce',
+      'a\u0000b',
+      'a\tb',
+      '\u202eevil',
+      'x\u2028y',
+      '',
+      '   ',
+      'a'.repeat(256),
+      '\u3164',
+    ])
+      assert.ok(usernameProblem(bad) !== undefined, JSON.stringify(bad));
+    for (const good of ['alice', 'Cool Player', 'ÄÖÜ', 'ｆｕｌｌ', '日本語', 'a-b_c.d'])
+      assert.equal(usernameProblem(good), undefined, good);
   });
 
   it('is idempotent', () => {

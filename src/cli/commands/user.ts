@@ -12,6 +12,7 @@ import {
   type UserRow,
 } from '../../users/repository.ts';
 import { nowSeconds } from '../../clock.ts';
+import { usernameProblem } from '../../users/username.ts';
 import { changePassword, signOutEverywhere } from '../../auth/revocation.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import type { Style } from '../format.ts';
@@ -21,7 +22,6 @@ import { parseUserPrivileges } from '../privilege-option.ts';
 
 /** UserPublic + UserNormal: an ordinary active user. */
 const ACTIVE = UserPrivilege.UserPublic | UserPrivilege.UserNormal;
-const MAX_USERNAME_LENGTH = 255;
 
 const userOption: OptionSpec = {
   type: 'string',
@@ -70,8 +70,8 @@ const create: LeafCommand = {
   },
   async run(args, ctx) {
     const username = args.string('username').trim();
-    if (username === '' || username.length > MAX_USERNAME_LENGTH)
-      throw new CliError(`--username: expected 1 to ${MAX_USERNAME_LENGTH} characters`, args.command);
+    const problem = usernameProblem(username);
+    if (problem !== undefined) throw new CliError(`--username: ${problem}`, args.command);
     const id = args.optionalInteger('id', 1, MAX_ID);
     const rawPrivileges = args.optionalString('privileges');
     const privileges =

@@ -1,0 +1,74 @@
+// Usernames compare in Unicode NFKC, case-folded, spaces as underscores, on every backend; new usernames
+// with invisible characters are refused; a name that folds to a taken one is taken.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { build, body } from '../helpers/app.ts';
+import { cliHarness } from '../cli/run-cli.ts';
+import { MIGRATIONS } from '../../src/store/migrations.ts';
+
+for (const dialect of DIALECTS) {
+  describe(`usernames [${dialect}]`, () => {
+    it('a login finds the user under any NFKC / case / space spelling of the name', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser({ username: 'Cool Straße' });
+      for (const spelling of ['cool_strasse', 'ＣＯＯＬ　ＳＴＲＡＳＳＥ', 'COOL STRASSE', 'cool straße']) {
+        const r = await h.api({
+          method: 'POST',
+          path: '/tokens',
+          payload: { username: spelling, password: user.password },
+        });
+        assert.equal(r.statusCode, 200, `${spelling}: ${r.body}`);
+        assert.equal(body(r).id, user.id);
+      }
+    });
+
+    it('migration 0009 refolds stored keys, leaving a key another user holds alone', async (t) => {
+      const h = await build(t, dialect);
+      const b = await h.createUser({ username: 'Full Width' });
+      const a = await h.createUser({ username: 'tmp_a' });
+      // As a row stood before: a fullwidth name under a key that was lower-cased only.
+      await h.store.db
+        .updateTable('users')
+        .set({ username: 'Ｆｕｌｌ Ｗｉｄｔｈ', username_safe: 'ｆｕｌｌ_ｗｉｄｔｈ' })
+        .where('id', '=', a.id)
+        .execute();
+      const c = await h.createUser({ username: 'Ärger' });
+      await h.store.db
+        .updateTable('users')
+        .set({ username_safe: 'ärger_old' })
+        .where('id', '=', c.id)
+        .execute();
+      const factory = MIGRATIONS.find(([name]) => name === '0009_folded_usernames')![1];
+      await factory(dialect).up(h.store.db);
+      const keys = Object.fromEntries(
+        (await h.store.db.selectFrom('users').select(['id', 'username_safe']).execute()).map((r) => [
+          r.id,
+          r.username_safe,
+        ]),
+      );
+      assert.equal(keys[c.id], 'ärger');
+      assert.equal(keys[a.id], 'ｆｕｌｌ_ｗｉｄｔｈ', 'the folded key is taken: left alone');
+      assert.equal(keys[b.id], 'full_width');
+    });
+  });
+}
+
+describe('tokend user create and usernames', () => {
+  it('refuses invisible characters, and a name that folds to a taken one', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'alice', '--password', 'p']);
+    for (const name of ['ａｌｉｃｅ', 'ALICE', 'Alice ']) {
+      const r = await h.cli(['user', 'create', '--username', name, '--password', 'p']);
+      assert.equal(r.code, 1, name);
+      assert.match(r.stderr, /already exists/, name);
+    }
+    for (const name of ['ali\u200bce', 'bob\u202e', 'tab\there']) {
+      const r = await h.cli(['user', 'create', '--username', name, '--password', 'p']);
+      assert.equal(r.code, 1, JSON.stringify(name));
+      assert.match(r.stderr, /control, format or invisible characters/);
+    }
+    const ok = await h.json(['user', 'create', '--username', 'Ünïcode Ｎａｍｅ', '--password', 'p']);
+    assert.equal(ok.username, 'Ünïcode Ｎａｍｅ');
+  });
+});
