@@ -56,6 +56,8 @@ export interface Context {
   passwords(): Promise<PasswordHasher>;
   /** All of standard input (for `--password -`). */
   readStdin(): Promise<string>;
+  /** Asks on the terminal without echoing the answer; undefined when standard input is not a terminal. */
+  askHidden: ((question: string) => Promise<string>) | undefined;
   style: Style;
 }
 

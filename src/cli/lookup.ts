@@ -1,7 +1,7 @@
 // Argument helpers shared by the user and token commands.
 import type { Store } from '../store/database.ts';
 import { findUserByIdOrName, type UserRow } from '../users/repository.ts';
-import { CliError, type Args, type Context } from './command.ts';
+import { CliError, type Args, type Context, type OptionSpec } from './command.ts';
 
 /** The user named by `--user U` (an id or a username), or a CliError. */
 export async function requireUser(store: Store, ref: string): Promise<UserRow> {
@@ -10,10 +10,38 @@ export async function requireUser(store: Store, ref: string): Promise<UserRow> {
   return user;
 }
 
-/** `--password P`, or with `--password -` standard input minus one trailing newline (kept out of `ps`). */
+/** The options of a command that takes a password: `--password-stdin`, or `--password P` for scripts. */
+export const PASSWORD_OPTIONS: Record<string, OptionSpec> = {
+  'password-stdin': {
+    type: 'boolean',
+    description: 'read the password from standard input (one line); on a terminal tokend asks for it instead',
+  },
+  password: {
+    type: 'string',
+    value: 'P',
+    description: 'the password on the command line (visible to other users in `ps`; "-": read stdin)',
+  },
+};
+
+/**
+ * The password: `--password-stdin` (or `--password -`) reads standard input minus one trailing newline;
+ * `--password P` takes it from the command line (visible in the process list); with neither, a terminal
+ * is asked without echo.
+ */
 export async function readPassword(args: Args, ctx: Context): Promise<string> {
-  const given = args.string('password');
-  const password = given === '-' ? (await ctx.readStdin()).replace(/\r?\n$/, '') : given;
-  if (password === '') throw new CliError('--password: the password must not be empty', args.command);
+  const given = args.optionalString('password');
+  const fromStdin = args.flag('password-stdin');
+  if (given !== undefined && fromStdin)
+    throw new CliError('give either --password or --password-stdin, not both', args.command);
+  let password: string;
+  if (fromStdin || given === '-') password = (await ctx.readStdin()).replace(/\r?\n$/, '');
+  else if (given !== undefined) password = given;
+  else if (ctx.askHidden) password = await ctx.askHidden('Password: ');
+  else
+    throw new CliError(
+      'no password: pass --password-stdin and write it to standard input (or --password P, which other users can see in `ps`)',
+      args.command,
+    );
+  if (password === '') throw new CliError('the password must not be empty', args.command);
   return password;
 }

@@ -13,4 +13,27 @@ process.exitCode = await runCli(commands, process.argv.slice(2), {
   stderr: process.stderr,
   stdin: process.stdin,
   env: process.env,
+  ...(process.stdin.isTTY ? { askHidden } : {}),
 });
+
+/** Reads one line from the terminal, echoing nothing of it (for passwords). */
+async function askHidden(question: string): Promise<string> {
+  const { createInterface } = await import('node:readline');
+  const { Writable } = await import('node:stream');
+  let muted = false;
+  const output = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (!muted) process.stderr.write(chunk);
+      done();
+    },
+  });
+  const terminal = createInterface({ input: process.stdin, output, terminal: true });
+  const answer = new Promise<string>((resolve) => terminal.question(question, resolve));
+  muted = true;
+  try {
+    return await answer;
+  } finally {
+    terminal.close();
+    process.stderr.write('\n');
+  }
+}

@@ -22,6 +22,8 @@ export interface Io {
   stderr: { write(s: string): unknown };
   stdin: AsyncIterable<string | Buffer>;
   env: Record<string, string | undefined>;
+  /** Asks on the terminal without echo; only when standard input is a terminal. */
+  askHidden?: (question: string) => Promise<string>;
 }
 
 const PROGRAM = 'tokend';
@@ -182,6 +184,7 @@ function makeContext(io: Io, resources: Resources, style: Context['style']): Con
       passwords = new PasswordHasher({ cost: bcryptCost, concurrency: bcryptConcurrency });
       return passwords;
     },
+    askHidden: io.askHidden,
     async readStdin() {
       const chunks: Buffer[] = [];
       for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);

@@ -99,7 +99,17 @@ describe('tokend: usage errors', { concurrency: 4 }, () => {
     ['an unknown option', ['user', 'list', '--verbose'], /unknown option --verbose/],
     ['an unknown option before the subcommand', ['user', '--verbose', 'list'], /unknown option --verbose/],
     ['a stray positional argument', ['user', 'list', 'alice'], /unexpected argument "alice"/],
-    ['a missing required option', ['user', 'create', '--username', 'a'], /missing option --password/],
+    ['a missing required option', ['user', 'create', '--password-stdin'], /missing option --username/],
+    [
+      'no password, and standard input is not a terminal',
+      ['user', 'create', '--username', 'a'],
+      /no password: pass --password-stdin.*visible|no password: pass --password-stdin/,
+    ],
+    [
+      'both ways of giving a password',
+      ['user', 'passwd', '--user', 'a', '--password', 'x', '--password-stdin'],
+      /either --password or --password-stdin/,
+    ],
     ['an option without its value', ['token', 'revoke', '--id'], /option --id needs a value/],
     [
       'a non-numeric id',

@@ -241,6 +241,21 @@ describe('tokend user', { concurrency: 4 }, () => {
     });
   });
 
+  it('--password-stdin reads the password from standard input; it never appears in the arguments', async (t) => {
+    const h = await cliHarness(t);
+    const created = await h.json(['user', 'create', '--username', 'kim', '--password-stdin'], {
+      input: 'from stdin 1\n',
+    });
+    assert.equal(created.username, 'kim');
+    assert.equal((await login(h, 'kim', 'from stdin 1')).code, 200);
+    await h.json(['user', 'passwd', '--user', 'kim', '--password-stdin'], { input: 'second one\n' });
+    assert.equal((await login(h, 'kim', 'second one')).code, 200);
+    assert.equal((await login(h, 'kim', 'from stdin 1')).code, 403);
+    const empty = await h.cli(['user', 'passwd', '--user', 'kim', '--password-stdin'], { input: '\n' });
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /must not be empty/);
+  });
+
   it('list shows every user in id order with the banned flag', async (t) => {
     const h = await cliHarness(t);
     assert.deepEqual(await h.json(['user', 'list']), { users: [] });

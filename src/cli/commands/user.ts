@@ -17,7 +17,7 @@ import { changePassword, signOutEverywhere } from '../../auth/revocation.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import type { Style } from '../format.ts';
 import { table } from '../format.ts';
-import { readPassword, requireUser } from '../lookup.ts';
+import { PASSWORD_OPTIONS, readPassword, requireUser } from '../lookup.ts';
 import { parseUserPrivileges } from '../privilege-option.ts';
 
 /** UserPublic + UserNormal: an ordinary active user. */
@@ -51,15 +51,17 @@ const create: LeafCommand = {
   summary: 'Create a user (privileges default to 3: UserPublic + UserNormal)',
   description:
     'Prints the new user id. --privileges takes a bit mask or user privilege names (UserPublic,UserNormal,…).\n' +
-    '--password - reads the password from standard input. --password-version 1 marks a legacy password\n' +
+    'On a terminal tokend asks for the password; --password-stdin reads it from standard input;\n' +
+    '--password P takes it from the command line (other users can see it in `ps`).\n' +
+    '--password-version 1 marks a legacy password\n' +
     'that the API refuses with 418.',
   examples: [
-    'tokend user create --username alice --password "correct horse"',
-    'tokend user create --username admin --password s3cret --privileges 571   # active + ManageUser/APIMeta admin bits',
+    'tokend user create --username alice                 # asks for the password',
+    'printf "%s\\n" "$PW" | tokend user create --username admin --password-stdin --privileges 571',
   ],
   options: {
     username: { type: 'string', value: 'NAME', required: true, description: 'the username' },
-    password: { type: 'string', value: 'P', required: true, description: 'the password ("-": read stdin)' },
+    ...PASSWORD_OPTIONS,
     id: { type: 'string', value: 'N', description: 'an explicit user id (default: the next free id)' },
     privileges: { type: 'string', value: 'N', description: 'user privileges (default 3)' },
     'password-version': {
@@ -159,12 +161,7 @@ const passwd: LeafCommand = {
   summary: "Set a user's password (password version 2: bcrypt over MD5); ends the user's web sessions",
   options: {
     user: userOption,
-    password: {
-      type: 'string',
-      value: 'P',
-      required: true,
-      description: 'the new password ("-": read stdin)',
-    },
+    ...PASSWORD_OPTIONS,
   },
   async run(args, ctx) {
     const password = await readPassword(args, ctx);
