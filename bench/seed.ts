@@ -21,7 +21,8 @@ export interface SeedSpec {
   hotTokens: number;
 }
 
-export const DEFAULT_SPEC: SeedSpec = { users: 100_000, tokens: 1_000_000, hotTokens: 10_000 };
+/** The listing user holds TOKENS_PER_USER_MAX's default, 1,000 tokens (seeding itself is not capped). */
+export const DEFAULT_SPEC: SeedSpec = { users: 100_000, tokens: 1_000_000, hotTokens: 1_000 };
 
 /** Every seeded user has this password (bcrypt cost 10, like the server's default). */
 export const BENCH_PASSWORD = 'bench-password';
