@@ -209,8 +209,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     workers: integer(env, 'WORKERS', 1, 1, 256),
     bcryptCost: integer(env, 'BCRYPT_COST', 10, 4, 31),
-    // One core stays free for the event loop: a login storm must not starve authenticated reads.
-    bcryptConcurrency: integer(env, 'BCRYPT_CONCURRENCY', Math.max(1, availableParallelism() - 1), 1, 1024),
+    // Every core; the hasher leaves one to the event loop while it is busy (src/users/passwords.ts).
+    bcryptConcurrency: integer(env, 'BCRYPT_CONCURRENCY', availableParallelism(), 1, 1024),
     passwordQueueMax: integer(env, 'PASSWORD_QUEUE_MAX', DEFAULT_PASSWORD_QUEUE_MAX, 1, 1_000_000),
     lastUsedFlushMs: integer(env, 'LAST_USED_FLUSH_MS', 1000, 10, 1000),
     bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 100 * 1024 * 1024),
