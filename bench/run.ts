@@ -26,14 +26,7 @@ import {
   type Server,
 } from './processes.ts';
 import { summarise } from './profile.ts';
-import {
-  BENCH_PASSWORD,
-  DEFAULT_SPEC,
-  adminTokenId,
-  benchSecret,
-  seed,
-  type SeedSpec,
-} from './seed.ts';
+import { BENCH_PASSWORD, DEFAULT_SPEC, adminTokenId, benchSecret, seed, type SeedSpec } from './seed.ts';
 
 // ---------------------------------------------------------------- options
 
@@ -329,6 +322,14 @@ async function scenarioRead(run: Run, backend: Dialect, tokend: Server) {
   });
 }
 
+/** tokend's longest event-loop hold since the last scrape (ms), from its metrics; the scrape resets it. */
+async function loopDelayMaxMs(port: number): Promise<number> {
+  const text = (await expectStatus(port, '/metrics', {})).body;
+  const m = /^tokend_event_loop_delay_max_seconds (\S+)$/m.exec(text);
+  if (!m?.[1]) throw new Error('tokend_event_loop_delay_max_seconds is missing from /metrics');
+  return Number(m[1]) * 1000;
+}
+
 async function scenarioListing(run: Run, backend: Dialect, tokend: Server) {
   const page = (p: number) => `${LIST_PATH}?p=${p}&l=50`;
   const last = run.opts.spec.hotTokens / 50;
@@ -338,12 +339,14 @@ async function scenarioListing(run: Run, backend: Dialect, tokend: Server) {
     if (listed !== 50) throw new Error(`page ${p} listed ${listed} tokens, expected 50`);
   }
   const spec = { headers: readHeaders, connections: run.opts.connections };
+  await loopDelayMaxMs(tokend.port); // resets the maximum
   const [first, deep, rounds] = await compareLoads(
     run,
     { server: tokend, spec: { ...spec, path: page(1) } },
     { server: tokend, spec: { ...spec, path: page(last) } },
   );
   const ratio = deep.rps / first.rps;
+  const heldMs = await loopDelayMaxMs(tokend.port);
   run.rows.push({
     scenario: 4,
     title: `listing p=${last} vs p=1 (l=50; user with ${fmt(run.opts.spec.hotTokens)} of ${fmt(run.opts.spec.tokens)} tokens)`,
@@ -354,9 +357,10 @@ async function scenarioListing(run: Run, backend: Dialect, tokend: Server) {
     ratioRange: range(rounds),
     checks: [
       check('req/s ratio', ratio, '>=', 0.5),
+      check('longest hold of the event loop (ms)', heldMs, '<=', 50),
       check('no failed requests', deep.failures + first.failures, '<=', 0),
     ],
-    figures: { firstPage: first, lastPage: deep, lastPageNumber: last },
+    figures: { firstPage: first, lastPage: deep, lastPageNumber: last, eventLoopHeldMaxMs: heldMs },
   });
 }
 
@@ -561,7 +565,9 @@ async function scenarioFlood(run: Run, backend: Dialect, database: TestDatabase)
       backend,
       tokend:
         `other address: ${logins.length} sign-ins, slowest ${ms(worstLogin)}, ${refused} not 200; ` +
-        `reads ${describeLoad(inFlood)}; flood: ${fmt(floodStats.sent)} attempts (${Object.entries(floodStats.byStatus)
+        `reads ${describeLoad(inFlood)}; flood: ${fmt(floodStats.sent)} attempts (${Object.entries(
+          floodStats.byStatus,
+        )
           .map(([k, v]) => `${k}: ${fmt(v)}`)
           .join(', ')})`,
       baseline: `no flood: reads ${describeLoad(alone)}; sign-ins slowest ${ms(Math.max(...quiet.map((l) => l.ms)))}`,

@@ -5,6 +5,8 @@ import type * as PromClient from 'prom-client';
 import type { LoginResult } from '../tokens/service.ts';
 import type { Store } from '../store/database.ts';
 
+const LOOP_TICK_MS = 10;
+
 /** Login outcomes as labelled on tokend_login_attempts_total: `ok` or the response code. */
 export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
   created: 'ok',
@@ -109,6 +111,24 @@ export class TokendMetrics {
   });
 
   constructor() {
+    // How long the event loop was held at worst: how late a 10 ms timer fired, reset at each scrape.
+    // (perf_hooks' monitorEventLoopDelay records the timer's own period, not a long hold.)
+    let lastTick = performance.now();
+    let worstMs = 0;
+    this.loopTimer = setInterval(() => {
+      const now = performance.now();
+      worstMs = Math.max(worstMs, now - lastTick - LOOP_TICK_MS);
+      lastTick = now;
+    }, LOOP_TICK_MS).unref();
+    new Gauge({
+      name: 'tokend_event_loop_delay_max_seconds',
+      help: 'The longest the event loop was held (how late a 10 ms timer fired at worst) since the last scrape.',
+      registers: [this.registry],
+      collect() {
+        this.set(Math.max(0, worstMs) / 1000);
+        worstMs = 0;
+      },
+    });
     for (const outcome of Object.values(LOGIN_OUTCOME)) this.loginAttempts.inc({ outcome }, 0);
     for (const via of ['api', 'web']) this.tokensCreated.inc({ via }, 0);
     const readPool = () => this.poolStats?.();
@@ -129,6 +149,13 @@ export class TokendMetrics {
         }
       },
     });
+  }
+
+  private readonly loopTimer: ReturnType<typeof setInterval>;
+
+  /** Stops the event-loop timer (the app's close). */
+  close(): void {
+    clearInterval(this.loopTimer);
   }
 
   /** Where pool figures come from; without one (SQLite) the gauge has no series. */

@@ -65,6 +65,7 @@ export const requestMetrics = fp<Pick<MetricsOptions, 'metrics'>>(
 export const metricsPlugin = fp<MetricsOptions>(
   async (app, { metrics, token }) => {
     const expected = token === undefined ? undefined : digest(token);
+    app.addHook('onClose', async () => metrics.close());
     app.get('/metrics', { schema: metricsSchema }, async (request, reply) => {
       if (expected !== undefined && !presentsToken(request, expected)) {
         reply.header('WWW-Authenticate', 'Bearer realm="metrics"');

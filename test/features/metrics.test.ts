@@ -37,6 +37,20 @@ const ADMIN =
 
 for (const dialect of DIALECTS) {
   describe(`metrics [${dialect}]`, () => {
+    it('reports the longest event-loop hold since the last scrape', async (t) => {
+      const h = await build(t, dialect);
+      await scrape(h);
+      // Hold the loop for ~60 ms, then let the 10 ms sampler see it.
+      const until = performance.now() + 60;
+      while (performance.now() < until);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const held = sample(await scrape(h), 'tokend_event_loop_delay_max_seconds');
+      assert.ok(held !== undefined && held >= 0.04, `held ${held}`);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const after = sample(await scrape(h), 'tokend_event_loop_delay_max_seconds');
+      assert.ok(after !== undefined && after < held, `reset after a scrape: ${after} < ${held}`);
+    });
+
     it('counts requests and latencies by route pattern and code, never by raw URL', async (t) => {
       const h = await build(t, dialect);
       for (let i = 0; i < 3; i++)
