@@ -12,4 +12,6 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  // Plain JavaScript run by Node itself (bin/): Node's globals.
+  { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly' } } },
 );
