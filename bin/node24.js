@@ -7,6 +7,9 @@
 //
 //   node bin/node24.js ARGS…     runs `node ARGS…` on Node 24, passing signals on and its exit code back
 //   node bin/node24.js --bin-dir prints the directory of Node 24's `node` (fetching it when needed)
+//
+// NODE24_OPTIONS is added to NODE_OPTIONS for Node 24 only (an older Node refuses options it does not
+// know, such as --test-name-pattern, in its own NODE_OPTIONS).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

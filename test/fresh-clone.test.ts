@@ -128,7 +128,7 @@ describe('the README on a fresh clone with an older system Node', () => {
       // The whole suite loads (each test file is a test of its own), running only the unit tests of one
       // pure function, so this stays short and does not start itself again.
       const test = await run(clone, 'npm', ['test'], {
-        NODE_OPTIONS: '--test-name-pattern=^usernameSafe',
+        NODE24_OPTIONS: '--test-name-pattern=^usernameSafe',
         TEST_DIALECTS: 'sqlite',
       });
       assert.equal(test.code, 0, test.out.slice(-3000));
