@@ -45,3 +45,25 @@ export function notFound(_request: FastifyRequest, reply: FastifyReply) {
   reply.header('X-Real-404', 'yes');
   return sendEnvelope(reply, 404, 'No such endpoint.');
 }
+
+/**
+ * The not-found handler of {base_url}: a path that has routes for other methods is a 405 envelope whose
+ * Allow header lists them (found by Fastify's router, so `/v1/tokens/:id` matches `/v1/tokens/7`); any
+ * other path is the 404 of notFound. `methods` holds every method a route under {base_url} was declared
+ * with (HEAD among them where Fastify adds it for a GET), filled in as the routes are added.
+ */
+export function apiNotFound(methods: ReadonlySet<string>) {
+  return function apiNotFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+    const allowed = [...methods]
+      .filter((method) => request.server.findRoute({ method, url: request.url }) !== null)
+      .sort();
+    // (a route that sends its own not-found answer is not a wrong method)
+    if (allowed.length === 0 || allowed.includes(request.method)) return notFound(request, reply);
+    reply.header('Allow', allowed.join(', '));
+    return sendEnvelope(
+      reply,
+      405,
+      `This endpoint does not take ${request.method}; it takes ${allowed.join(', ')}.`,
+    );
+  };
+}

@@ -157,7 +157,8 @@ function listed({
 
 /**
  * A page of the user's public, unexpired tokens in id order: `limit` of them after skipping `offset`, from
- * the token `fromId` on when given (a keyset page: see listing-snapshots.ts).
+ * the token `fromId` on when given (a keyset page: see listing-snapshots.ts), and only the token `id` when
+ * given (the list's `?id=`: a page of one or none).
  */
 export async function listPublicTokens(
   db: Db,
@@ -166,9 +167,11 @@ export async function listPublicTokens(
   offset: number,
   now: number = Math.floor(Date.now() / 1000),
   fromId?: number,
+  id?: number,
 ): Promise<ListedToken[]> {
   let query = publicTokensOf(db, userId, now);
   if (fromId !== undefined) query = query.where('id', '>=', fromId);
+  if (id !== undefined) query = query.where('id', '=', id);
   const rows = await query.orderBy('id').limit(limit).offset(offset).execute();
   return rows.map(listed);
 }

@@ -4,7 +4,12 @@ import { envelopeProperties, sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';
 import type { Identity } from '../http/identity.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../privileges.ts';
-import { listPublicTokens, deleteTokenById, deletePublicTokenOfUser } from './repository.ts';
+import {
+  listPublicTokens,
+  deleteTokenById,
+  deletePublicTokenOfUser,
+  type ListedToken,
+} from './repository.ts';
 import { ListingSnapshots, SNAPSHOT_CAPACITY } from './listing-snapshots.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
@@ -63,6 +68,18 @@ const createSchema = {
         expires_at: { type: 'integer', description: 'Unix seconds; only when expires_in was given.' },
       },
     },
+    402: {
+      description: 'The user is banned: no token was created.',
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        banned: { type: 'boolean', const: true },
+        id: { type: 'integer' },
+        username: { type: 'string' },
+        privileges: { type: 'integer', const: 0 },
+      },
+      required: ['code', 'message', 'banned', 'id', 'username', 'privileges'],
+    },
   },
 } as const;
 
@@ -78,6 +95,7 @@ const listSchema = {
   summary: "List the caller's public tokens",
   description:
     'Ordered by id. `p` is the page (from 1), `l` the page size (at most 50, the default). ' +
+    '`id` (a non-negative integer) lists only the token with that id: an array of one, or empty. ' +
     'Expired tokens are not listed; `expires_at` appears only on tokens that expire.',
   response: {
     200: {
@@ -232,10 +250,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       case 'wrong-password':
         return sendEnvelope(reply, 403, "That password doesn't match!");
       case 'banned':
+        // privileges 0, as the Ripple family's API answers: a banned user's token would carry none.
         return sendEnvelope(reply, 402, 'That user is banned.', {
           banned: true,
           id: result.user.id,
           username: result.user.username,
+          privileges: 0,
         });
       case 'busy':
         reply.header('Retry-After', String(result.retryAfterS));
@@ -268,7 +288,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/tokens',
     { schema: listSchema, config: { identify: true } },
-    async (request: FastifyRequest<{ Querystring: { p?: string; l?: string } }>, reply) => {
+    async (
+      request: FastifyRequest<{
+        Querystring: { p?: string | string[]; l?: string | string[]; id?: string | string[] };
+      }>,
+      reply,
+    ) => {
       const identity = identityOf(request);
       if (identity.kind === 'none')
         return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
@@ -278,12 +303,36 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
           401,
           `This bearer token lacks the scope ${LIST_TOKENS_SCOPE}, which listing your tokens needs.`,
         );
+      // ?id=N lists only that token (as the Ripple family's API does); an empty id is no id.
+      const rawId = Array.isArray(request.query.id) ? request.query.id[0] : request.query.id;
+      const idText = rawId?.trim() ?? '';
+      if (idText !== '' && !/^[+]?\d+$/.test(idText))
+        return sendEnvelope(
+          reply,
+          400,
+          `Invalid query parameter id=${JSON.stringify(rawId)}: give the id of one of your tokens ` +
+            '(a non-negative integer), or leave it out to list them all.',
+        );
+      const id = idText === '' ? undefined : Number(idText);
       const { limit, offset } = paginate(request.query.p, request.query.l);
       const now = Math.floor(Date.now() / 1000);
-      const rows =
-        identity.kind === 'token'
-          ? await listings.page(store.db, identity.userId, identity.ownerTokensVersion, limit, offset, now)
-          : await listPublicTokens(store.db, identity.userId, limit, offset, now);
+      let rows: ListedToken[];
+      // With an id: one indexed query, no snapshot; an id beyond any stored one is no token.
+      if (id !== undefined)
+        rows =
+          id > MAX_ID
+            ? []
+            : await listPublicTokens(store.db, identity.userId, limit, offset, now, undefined, id);
+      else if (identity.kind === 'token')
+        rows = await listings.page(
+          store.db,
+          identity.userId,
+          identity.ownerTokensVersion,
+          limit,
+          offset,
+          now,
+        );
+      else rows = await listPublicTokens(store.db, identity.userId, limit, offset, now);
       const tokens = rows.map((t) => {
         const pending = lastUsed.pendingUse(t.id);
         return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;

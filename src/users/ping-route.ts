@@ -12,9 +12,12 @@ const pingSchema = {
         ...envelopeProperties,
         user_id: { type: 'integer' },
         privileges: { type: 'integer' },
-        privileges_string: { type: 'string' },
+        privileges_string: { type: 'string', description: 'The names of `privileges`, joined by ", ".' },
         user_privileges: { type: 'integer' },
-        user_privileges_string: { type: 'string' },
+        user_privileges_string: {
+          type: 'string',
+          description: 'The names of `user_privileges`, joined by ", ".',
+        },
       },
     },
   },
@@ -29,9 +32,9 @@ export async function pingRoutes(app: FastifyInstance): Promise<void> {
     return sendEnvelope(reply, 200, 'Surprisingly, everything is up and running!', {
       user_id: known ? identity.userId : 0,
       privileges,
-      privileges_string: tokenPrivilegeNames(privileges).join(' | '),
+      privileges_string: tokenPrivilegeNames(privileges).join(', '),
       user_privileges: userPrivileges,
-      user_privileges_string: userPrivilegeNames(userPrivileges).join(' | '),
+      user_privileges_string: userPrivilegeNames(userPrivileges).join(', '),
     });
   });
 }
