@@ -17,8 +17,6 @@ export interface TokenIdentity {
   privileges: number;
   description: string;
   lastUpdated: number;
-  /** the owner's users.tokens_version, read with the token (validates listing snapshots) */
-  ownerTokensVersion: number;
 }
 
 export interface BearerClient {
@@ -76,7 +74,6 @@ export function makeIdentify(deps: IdentityDeps) {
       privileges: effectivePrivileges(row.privileges, row.user_privileges),
       description: row.description,
       lastUpdated: now,
-      ownerTokensVersion: row.user_tokens_version,
     };
   };
   const byToken = (secretHash: string): Promise<Identity> => deps.findToken(secretHash).then(fromRow);

@@ -62,15 +62,6 @@ export class TokendMetrics {
     },
   });
 
-  readonly deepPages = new Counter({
-    name: 'tokend_listing_deep_pages_total',
-    help:
-      "Token listing pages read from a snapshot of the owner's token ids (offset 500 and beyond), by " +
-      'whether the snapshot was held (hit) or had to be read first (miss).',
-    labelNames: ['snapshot'] as const,
-    registers: [this.registry],
-  });
-
   readonly tokensCreated = new Counter({
     name: 'tokend_tokens_created_total',
     help: 'Tokens created, by where they were created (api: the token creation endpoint; web: the token page).',

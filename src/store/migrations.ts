@@ -190,7 +190,7 @@ const listingIndex: MigrationFactory = (dialect) => {
  * when a token is inserted or deleted, or moves between users, visibility or expiry. Whatever makes the
  * change (the API, the CLI, the expiry sweep, an import, an operator's SQL), the version moves with it, so
  * a snapshot of a user's token ids taken at one version can be trusted for as long as the version holds
- * (src/tokens/listing-snapshots.ts: deep pages without walking the index). Updates of last_updated and
+ * (deep listing pages without walking the index, until migration 0010). Updates of last_updated and
  * privileges leave it alone.
  */
 const tokensVersion: MigrationFactory = (dialect) => ({
@@ -411,6 +411,22 @@ const foldedUsernames: MigrationFactory = () => {
   };
 };
 
+/**
+ * Without the listing snapshots (a user holds at most TOKENS_PER_USER_MAX tokens, and a deep page reads its
+ * offset from the listing index alone), nothing reads users.tokens_version: its triggers and the column go,
+ * and every write of a token is one statement again. Down restores them as 0006 and 0007 left them.
+ *
+ * Upgrade note: an instance of an older version still running reads the column on every authenticated
+ * request; stop older instances before the first instance of this version starts (docs/running-at-scale.md).
+ */
+const dropTokensVersion: MigrationFactory = (dialect) => ({
+  up: (db: AnyDb) => tokensVersion(dialect).down!(db),
+  async down(db: AnyDb) {
+    await tokensVersion(dialect).up(db);
+    await tokensVersionLockOrder(dialect).up(db);
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -422,6 +438,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0007_tokens_version_lock_order', tokensVersionLockOrder],
   ['0008_web_sessions', webSessions],
   ['0009_folded_usernames', foldedUsernames],
+  ['0010_drop_tokens_version', dropTokensVersion],
 ];
 
 class StaticProvider implements MigrationProvider {

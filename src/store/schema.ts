@@ -13,8 +13,6 @@ export interface UserTable {
   password_hash: string;
   password_version: number;
   created_at: number;
-  /** bumped by triggers whenever the set of this user's listed tokens changes (migration 0006) */
-  tokens_version: Generated<number>;
 }
 
 export interface TokenTable {

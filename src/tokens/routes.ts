@@ -10,7 +10,6 @@ import {
   deletePublicTokenOfUser,
   type ListedToken,
 } from './repository.ts';
-import { ListingSnapshots, SNAPSHOT_CAPACITY } from './listing-snapshots.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
@@ -195,9 +194,6 @@ export function lacksPrivileges(
 
 export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter, lastUsed, bearerTokens, jobs } = app.tokend;
-  const listings = new ListingSnapshots(SNAPSHOT_CAPACITY, (held) =>
-    app.tokend.metrics.deepPages.inc({ snapshot: held ? 'hit' : 'miss' }),
-  );
 
   async function create(request: FastifyRequest<{ Body: CreateBody }>, reply: FastifyReply) {
     const body = request.body;
@@ -316,23 +312,11 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       const id = idText === '' ? undefined : Number(idText);
       const { limit, offset } = paginate(request.query.p, request.query.l);
       const now = Math.floor(Date.now() / 1000);
-      let rows: ListedToken[];
-      // With an id: one indexed query, no snapshot; an id beyond any stored one is no token.
-      if (id !== undefined)
-        rows =
-          id > MAX_ID
-            ? []
-            : await listPublicTokens(store.db, identity.userId, limit, offset, now, undefined, id);
-      else if (identity.kind === 'token')
-        rows = await listings.page(
-          store.db,
-          identity.userId,
-          identity.ownerTokensVersion,
-          limit,
-          offset,
-          now,
-        );
-      else rows = await listPublicTokens(store.db, identity.userId, limit, offset, now);
+      // With an id: a page of that token or none; an id beyond any stored one is no token.
+      const rows: ListedToken[] =
+        id !== undefined && id > MAX_ID
+          ? []
+          : await listPublicTokens(store.db, identity.userId, limit, offset, now, id);
       const tokens = rows.map((t) => {
         const pending = lastUsed.pendingUse(t.id);
         return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;
