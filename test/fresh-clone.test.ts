@@ -21,11 +21,13 @@ const systemMajor = (): number => {
   return r.status === 0 ? Number(r.stdout.trim()) : NaN;
 };
 const major = systemMajor();
-const skip = !Number.isFinite(major)
-  ? 'no system node on /usr/bin:/bin'
-  : major >= 24
-    ? `the system node is ${major}: nothing to bootstrap`
-    : false;
+const skip = process.env.TOKEND_IN_FRESH_CLONE
+  ? 'this is the suite the fresh clone runs'
+  : !Number.isFinite(major)
+    ? 'no system node on /usr/bin:/bin'
+    : major >= 24
+      ? `the system node is ${major}: nothing to bootstrap`
+      : false;
 
 interface Ran {
   code: number | null;
