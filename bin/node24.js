@@ -76,6 +76,8 @@ if (args.length === 1 && args[0] === '--bin-dir') {
     ...process.env,
     PATH: `${bin}${process.platform === 'win32' ? ';' : ':'}${process.env.PATH ?? ''}`,
   };
+  if (process.env.NODE24_OPTIONS)
+    env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${process.env.NODE24_OPTIONS}`.trim();
   const child = spawn(join(bin, 'node'), args, { stdio: 'inherit', env });
   // A terminal's Ctrl-C reaches the whole process group, the child too: here it only must not end us
   // first. SIGTERM and SIGHUP (a service manager's) are sent to us alone: pass them on.
