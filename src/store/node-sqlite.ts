@@ -39,7 +39,13 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
   }
 
-  prepare(sql: string): SqliteStatement {
+  prepare(query: string): SqliteStatement {
+    // Kysely begins a transaction with a plain (deferred) `begin`. A transaction that reads before it
+    // writes (minting counts the owner's tokens first) must not start as a reader: when another process
+    // on the file (WORKERS > 1, the CLI) commits meanwhile, SQLite cannot upgrade it and answers
+    // "database is locked" at once, whatever the busy timeout. BEGIN IMMEDIATE takes the write lock first,
+    // waiting its turn through the busy timeout. Every transaction tokend runs writes.
+    const sql = query === 'begin' ? 'begin immediate' : query;
     let stmt = this.cache.get(sql);
     if (stmt === undefined) {
       stmt = new CachedStatement(this.raw.prepare(sql));
