@@ -2,6 +2,7 @@
 // (the client's avatar is the one image, and it is the client's own).
 import { type Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
+import { confirmPasswordField } from './session.ts';
 
 const CSS = `
 :root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
@@ -88,21 +89,6 @@ export interface ConsentView {
   /** sudo mode has lapsed: the form asks for the password again */
   needsPassword: boolean;
   error?: string;
-}
-
-/** The password field of a form that needs sudo mode (the password entered within the last minutes). */
-export function confirmPasswordField(): Html {
-  return html`<p>
-    <label for="confirm_password">Confirm with your password</label>
-    <input
-      type="password"
-      id="confirm_password"
-      name="confirm_password"
-      required
-      autocomplete="current-password"
-    />
-    <span class="muted">You signed in a while ago; enter your password again to go on.</span>
-  </p>`;
 }
 
 export function consentPage(view: ConsentView) {

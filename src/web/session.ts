@@ -6,6 +6,7 @@ import { nowSeconds } from '../clock.ts';
 import { checkPasswordLogin, type PasswordLoginDeps } from '../auth/password-login.ts';
 import { findSession, inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
 import type { Db, Dialect } from '../store/database.ts';
+import { html, type Html } from './html.ts';
 
 export type { Session } from '../auth/sessions.ts';
 
@@ -24,6 +25,21 @@ export async function sessionUser(db: Db, request: FastifyRequest): Promise<Sess
   const secret = request.cookies[COOKIE_NAME];
   if (!secret || secret.length > 256) return undefined;
   return findSession(db, secret, nowSeconds());
+}
+
+/** The password field of a form that needs sudo mode (the password entered within the last minutes). */
+export function confirmPasswordField(): Html {
+  return html`<p>
+    <label for="confirm_password">Confirm with your password</label>
+    <input
+      type="password"
+      id="confirm_password"
+      name="confirm_password"
+      required
+      autocomplete="current-password"
+    />
+    <span class="muted">You signed in a while ago: enter your password again to go on.</span>
+  </p>`;
 }
 
 export type SudoCheck =

@@ -2,6 +2,7 @@
 // the copy button next to a new secret.
 import { Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
+import { confirmPasswordField } from './session.ts';
 
 const CSS = `
 :root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
@@ -267,22 +268,9 @@ function createForm(view: TokensPageView): Html {
     <select id="expires_in" name="expires_in">
       ${expiries}
     </select>
-    ${view.needsPassword ? passwordField() : ''}
+    ${view.needsPassword ? confirmPasswordField() : ''}
     <div class="actions"><button type="submit" class="primary">Create token</button></div>
   </form>`;
-}
-
-/** Sudo mode's password field (see src/web/session.ts confirmSudo). */
-function passwordField(): Html {
-  return html`<label for="confirm_password">Confirm with your password</label>
-    <input
-      type="password"
-      id="confirm_password"
-      name="confirm_password"
-      required
-      autocomplete="current-password"
-    />
-    <p class="muted">You signed in a while ago: enter your password again to go on.</p>`;
 }
 
 function applicationList(view: TokensPageView): Html {
@@ -376,7 +364,7 @@ export function signOutEverywherePage(view: { csrf: string; needsPassword: boole
       <p>
         <label><input type="checkbox" name="confirm" value="yes" required /> Yes, end all of them</label>
       </p>
-      ${view.needsPassword ? passwordField() : ''}
+      ${view.needsPassword ? confirmPasswordField() : ''}
       <div class="actions">
         <button type="submit" class="danger">Sign out everywhere</button>
         <a href="/tokens">Cancel</a>
