@@ -26,7 +26,15 @@ import {
   type Server,
 } from './processes.ts';
 import { summarise } from './profile.ts';
-import { BENCH_PASSWORD, DEFAULT_SPEC, adminTokenId, benchSecret, seed, type SeedSpec } from './seed.ts';
+import {
+  BENCH_PASSWORD,
+  DEFAULT_SPEC,
+  adminTokenId,
+  benchSecret,
+  hotTokenId,
+  seed,
+  type SeedSpec,
+} from './seed.ts';
 
 // ---------------------------------------------------------------- options
 
@@ -193,6 +201,8 @@ const MAX_READ_CONNECTIONS = 8000;
 const readHeadersOf = (connections: number) =>
   Array.from({ length: connections }, (_, i) => ({ 'x-ripple-token': benchSecret(FIRST_READ_TOKEN + i) }));
 const readHeaders = readHeadersOf(1)[0]!;
+/** A token of the listing user (user 1, who holds the seeded TOKENS_PER_USER_MAX tokens). */
+const listingHeaders = { 'x-ripple-token': benchSecret(hotTokenId(0)) };
 
 function tokendEnv(database: TestDatabase, extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -334,11 +344,11 @@ async function scenarioListing(run: Run, backend: Dialect, tokend: Server) {
   const page = (p: number) => `${LIST_PATH}?p=${p}&l=50`;
   const last = run.opts.spec.hotTokens / 50;
   for (const p of [1, last]) {
-    const answer = await expectStatus(tokend.port, page(p), { headers: readHeaders });
+    const answer = await expectStatus(tokend.port, page(p), { headers: listingHeaders });
     const listed = (JSON.parse(answer.body) as { tokens: unknown[] }).tokens.length;
     if (listed !== 50) throw new Error(`page ${p} listed ${listed} tokens, expected 50`);
   }
-  const spec = { headers: readHeaders, connections: run.opts.connections };
+  const spec = { headers: listingHeaders, connections: run.opts.connections };
   await loopDelayMaxMs(tokend.port); // resets the maximum
   const [first, deep, rounds] = await compareLoads(
     run,
