@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { build, body, type Harness } from '../helpers/app.ts';
+import { DIALECTS } from '../helpers/dialects.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/clock.ts';
@@ -33,53 +34,54 @@ async function loginOutcomes(h: Harness): Promise<Record<string, number>> {
   return out;
 }
 
-describe('login flood [sqlite]', () => {
-  it('answers 503 with Retry-After at once beyond PASSWORD_QUEUE_MAX waiting checks; stores nothing', async (t) => {
-    const h = await build(t, 'sqlite', { BCRYPT_CONCURRENCY: '1', PASSWORD_QUEUE_MAX: '2' });
-    const ids = await slowUsers(h, 8, 'pw');
-    const answers = await Promise.all(
-      ids.map((id) => h.api({ method: 'POST', path: '/tokens', payload: { id, password: 'pw' } })),
-    );
-    const codes = answers.map((r) => r.statusCode).sort();
-    assert.deepEqual(codes, [200, 200, 200, 503, 503, 503, 503, 503]);
-    for (const r of answers.filter((a) => a.statusCode === 503)) {
-      assert.equal(body(r).code, 503);
-      assert.ok(Number(r.headers['retry-after']) >= 1);
-      assert.equal(body(r).token, undefined);
-    }
-    const tokens = await h.store.db.selectFrom('tokens').select('id').execute();
-    assert.equal(tokens.length, 3);
-  });
-
-  it('drops the checks of clients that hung up before their turn', async (t) => {
-    const h = await build(t, 'sqlite', { BCRYPT_CONCURRENCY: '1' });
-    const ids = await slowUsers(h, 8, 'pw');
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = h.app.server.address();
-    assert.ok(address && typeof address === 'object');
-    const send = (id: number) => {
-      const payload = JSON.stringify({ id, password: 'pw' });
-      const socket = connect(address.port, '127.0.0.1');
-      socket.write(
-        `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
-          `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+for (const dialect of DIALECTS)
+  describe(`login flood [${dialect}]`, () => {
+    it('answers 503 with Retry-After at once beyond PASSWORD_QUEUE_MAX waiting checks; stores nothing', async (t) => {
+      const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', PASSWORD_QUEUE_MAX: '2' });
+      const ids = await slowUsers(h, 8, 'pw');
+      const answers = await Promise.all(
+        ids.map((id) => h.api({ method: 'POST', path: '/tokens', payload: { id, password: 'pw' } })),
       );
-      return socket;
-    };
-    // One check holds the only bcrypt slot; six more queue behind it and their clients hang up.
-    const first = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[0], password: 'pw' } });
-    await new Promise((r) => setTimeout(r, 20));
-    const quitters = ids.slice(1, 7).map(send);
-    await new Promise((r) => setTimeout(r, 50));
-    for (const s of quitters) s.destroy();
-    assert.equal((await first).statusCode, 200);
-    // A login after them: it is answered, and only it and the first ran bcrypt.
-    const later = await h.api({ method: 'POST', path: '/tokens', payload: { id: ids[7], password: 'pw' } });
-    assert.equal(later.statusCode, 200);
-    const outcomes = await loginOutcomes(h);
-    assert.equal(outcomes.ok, 2, JSON.stringify(outcomes));
-    assert.equal(outcomes['503'], 6, JSON.stringify(outcomes));
-    const tokens = await h.store.db.selectFrom('tokens').select('id').execute();
-    assert.equal(tokens.length, 2);
+      const codes = answers.map((r) => r.statusCode).sort();
+      assert.deepEqual(codes, [200, 200, 200, 503, 503, 503, 503, 503]);
+      for (const r of answers.filter((a) => a.statusCode === 503)) {
+        assert.equal(body(r).code, 503);
+        assert.ok(Number(r.headers['retry-after']) >= 1);
+        assert.equal(body(r).token, undefined);
+      }
+      const tokens = await h.store.db.selectFrom('tokens').select('id').execute();
+      assert.equal(tokens.length, 3);
+    });
+
+    it('drops the checks of clients that hung up before their turn', async (t) => {
+      const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1' });
+      const ids = await slowUsers(h, 8, 'pw');
+      await h.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = h.app.server.address();
+      assert.ok(address && typeof address === 'object');
+      const send = (id: number) => {
+        const payload = JSON.stringify({ id, password: 'pw' });
+        const socket = connect(address.port, '127.0.0.1');
+        socket.write(
+          `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+        );
+        return socket;
+      };
+      // One check holds the only bcrypt slot; six more queue behind it and their clients hang up.
+      const first = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[0], password: 'pw' } });
+      await new Promise((r) => setTimeout(r, 20));
+      const quitters = ids.slice(1, 7).map(send);
+      await new Promise((r) => setTimeout(r, 50));
+      for (const s of quitters) s.destroy();
+      assert.equal((await first).statusCode, 200);
+      // A login after them: it is answered, and only it and the first ran bcrypt.
+      const later = await h.api({ method: 'POST', path: '/tokens', payload: { id: ids[7], password: 'pw' } });
+      assert.equal(later.statusCode, 200);
+      const outcomes = await loginOutcomes(h);
+      assert.equal(outcomes.ok, 2, JSON.stringify(outcomes));
+      assert.equal(outcomes['503'], 6, JSON.stringify(outcomes));
+      const tokens = await h.store.db.selectFrom('tokens').select('id').execute();
+      assert.equal(tokens.length, 2);
+    });
   });
-});

@@ -95,6 +95,22 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('without PUBLIC_URL the OAuth metadata, derived from Host, is not publicly cacheable', async (t) => {
+      const h = await build(t, dialect);
+      const r = await h.app.inject({
+        url: '/.well-known/oauth-authorization-server',
+        headers: { host: 'a.example' },
+      });
+      assert.equal(r.json().issuer, 'http://a.example');
+      assert.doesNotMatch(String(r.headers['cache-control']), /public/);
+      assert.match(String(r.headers.vary), /\bHost\b/);
+      const other = await h.app.inject({
+        url: '/.well-known/oauth-authorization-server',
+        headers: { host: 'b.example' },
+      });
+      assert.equal(other.json().issuer, 'http://b.example');
+    });
+
     it('SUDO_WINDOW_S=0 asks for the password every time, even right after signing in', async (t) => {
       const h = await build(t, dialect, { SUDO_WINDOW_S: '0' });
       const user = await h.createUser();
