@@ -1,4 +1,4 @@
-// The two privilege bit tables of decisions.md and limit(): the only place they are defined.
+// The two privilege bit tables (token and user privileges) and limit(): the only place they are defined.
 
 export const TokenPrivilege = {
   Read: 1,

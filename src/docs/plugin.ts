@@ -15,7 +15,7 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
   version: string;
 };
 
-/** The credentials of decisions.md, in the order they are looked for. */
+/** The credential transports, in the order they are looked for. */
 export const CREDENTIAL_SCHEMES = {
   rippleToken: { type: 'apiKey', in: 'header', name: 'X-Ripple-Token', description: 'An API token.' },
   bearer: {

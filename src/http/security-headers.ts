@@ -14,7 +14,7 @@ import { REQUEST_ID_HEADER } from './logging.ts';
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cache-control': 'no-store',
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  // URLs may carry ?token= (decisions.md): a browser showing an answer must not pass its URL on.
+  // URLs may carry ?token= (a credential transport of the API): a browser showing an answer must not pass its URL on.
   'referrer-policy': 'no-referrer',
   'strict-transport-security': 'max-age=31536000; includeSubDomains',
   'x-content-type-options': 'nosniff',

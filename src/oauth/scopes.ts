@@ -1,4 +1,4 @@
-// The OAuth scopes of decisions.md, the token privileges each carries, and how the consent page words them.
+// The OAuth scopes (read_confidential, write, bancho), the token privileges each carries, and how the consent page words them.
 import { TokenPrivilege } from '../privileges.ts';
 import { InvalidScope } from './errors.ts';
 

@@ -1,4 +1,4 @@
-// The token operations of the v1 API, at the paths of decisions.md.
+// The token operations of the v1 API, at their paths under {base_url}/v1.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { envelopeProperties, sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';

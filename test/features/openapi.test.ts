@@ -82,7 +82,7 @@ describe('OpenAPI document', () => {
     const doc = (await h.app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Json };
     const callable = callableRoutes(routes);
     const v1 = callable.filter((r) => r.url.startsWith('/api/v1/'));
-    // The token operations of decisions.md, and revoke by id, are among them.
+    // The token operations, and revoke by id, are among them.
     for (const expected of [
       'post /api/v1/tokens',
       'post /api/v1/token/new',
