@@ -26,7 +26,7 @@ function scratchDb(t: { after(fn: () => void): void }): string {
 }
 
 describe('tokend: help', { concurrency: 4 }, () => {
-  it('tokend --help lists every command of decisions.md', async () => {
+  it('tokend --help lists every documented command', async () => {
     const r = await runCli(['--help']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^Usage: tokend <command>/);

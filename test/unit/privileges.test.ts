@@ -1,4 +1,4 @@
-// limit(), isBanned() and effectivePrivileges() against an independent restatement of decisions.md,
+// limit(), isBanned() and effectivePrivileges() against an independent restatement of the documented privilege tables,
 // exhaustive over single token bits and every combination of the user privileges that matter.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import {
   userPrivilegeNames,
 } from '../../src/privileges.ts';
 
-// The tables of decisions.md, written out again by value so the test does not trust the module's own table.
+// The documented tables (README.md, Privileges), written out again by value so the test does not trust the module's own table.
 const TOKEN_BITS: Array<[name: string, bit: number]> = [
   ['Read', 1],
   ['ReadConfidential', 2],
@@ -112,7 +112,7 @@ function expectedLimit(token: number, user: number): number {
 }
 
 describe('privilege tables', () => {
-  it('match decisions.md name for name, bit for bit', () => {
+  it('match the documented tables name for name, bit for bit', () => {
     assert.deepEqual(Object.entries(TokenPrivilege), TOKEN_BITS);
     assert.deepEqual(Object.entries(UserPrivilege), USER_BITS);
   });
