@@ -49,6 +49,19 @@ export type SudoCheck =
   | { kind: 'signed-out' };
 
 /**
+ * The status of a form refused for sudo mode: 429 with Retry-After when the login limits (or a full
+ * password queue) said to wait, else 403.
+ */
+export function sudoRefusalStatus(
+  reply: FastifyReply,
+  refusal: Extract<SudoCheck, { kind: 'password-needed' }>,
+): number {
+  if (refusal.retryAfterS === undefined) return 403;
+  reply.header('Retry-After', String(refusal.retryAfterS));
+  return 429;
+}
+
+/**
  * Sudo mode: a sensitive action goes ahead when the session's password was entered within
  * SUDO_WINDOW_S, or when `password` is given now and passes the same check (and rate limits) as a sign-in.
  */

@@ -17,6 +17,7 @@ import {
   confirmSudo,
   csrfToken,
   sessionUser,
+  sudoRefusalStatus,
   type Session,
   type WebDeps,
 } from './session.ts';
@@ -238,8 +239,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
     if (sudo.kind === 'signed-out') return signedOut(request, reply);
     if (sudo.kind === 'password-needed') {
-      if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
-      const status = sudo.retryAfterS !== undefined ? 429 : 403;
+      const status = sudoRefusalStatus(reply, sudo);
       return showTokens(request, reply, user, status, {
         error: sudo.error ?? 'Enter your password to create a token.',
         description,
@@ -372,10 +372,9 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
       const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed') {
-        if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
         return sendTokensPage(
           reply,
-          sudo.retryAfterS !== undefined ? 429 : 403,
+          sudoRefusalStatus(reply, sudo),
           'Sign out everywhere',
           signOutEverywherePage({
             csrf: csrfToken(request, reply),

@@ -1,7 +1,7 @@
 // The privilege boundary: only a web session is a web session, sudo mode, bearer scopes, complete
 // revocation, password changes, sign-out everywhere, connected applications and cookie-identified writes.
 // Each escalation an attacking review used is replayed here and must create nothing.
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, ACTIVE, type Harness, type TestUser } from '../helpers/app.ts';
@@ -22,7 +22,7 @@ import { nowSeconds } from '../../src/clock.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 import { startSession } from '../../src/auth/sessions.ts';
 import { buildApp } from '../../src/app.ts';
-import { openStore } from '../../src/store/database.ts';
+import { openStore, type Dialect } from '../../src/store/database.ts';
 
 /** An administrator who may hold ManageUser, ManageAPIKeys and APIMeta. */
 const ADMIN =
@@ -80,6 +80,17 @@ async function bearerPair(h: Harness, browser: InjectBrowser, client: TestClient
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** An app on a fresh database, a signed-in user, and a registered client of another user. */
+async function signedInWithClient(t: TestContext, dialect: Dialect) {
+  const h = await build(t, dialect);
+  const user = await h.createUser();
+  const owner = await h.createUser();
+  const client = await registerClient(h, { ownerId: owner.id });
+  const browser = new InjectBrowser(h.app);
+  await browser.signIn(user);
+  return { h, user, client, browser };
+}
 
 for (const dialect of DIALECTS) {
   describe(`web sessions are sessions [${dialect}]`, () => {
@@ -270,12 +281,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('approving an application needs the password again; the answer then carries a code', async (t) => {
-      const h = await build(t, dialect);
-      const user = await h.createUser();
-      const owner = await h.createUser();
-      const client = await registerClient(h, { ownerId: owner.id });
-      const browser = new InjectBrowser(h.app);
-      await browser.signIn(user);
+      const { h, user, client, browser } = await signedInWithClient(t, dialect);
       await ageSession(h, user.id, 3600);
       const { challenge } = pkcePair();
       const page = await browser.get(authorizeUrl({ client, challenge, scope: 'write' }));
@@ -304,12 +310,7 @@ for (const dialect of DIALECTS) {
 
   describe(`bearer scopes [${dialect}]`, () => {
     it('listing needs read_confidential; revoking by id is never allowed; self read and delete are', async (t) => {
-      const h = await build(t, dialect);
-      const user = await h.createUser();
-      const owner = await h.createUser();
-      const client = await registerClient(h, { ownerId: owner.id });
-      const browser = new InjectBrowser(h.app);
-      await browser.signIn(user);
+      const { h, user, client, browser } = await signedInWithClient(t, dialect);
       const victim = await apiToken(h, user, 0);
       const victimId = body(
         await h.api({ method: 'GET', path: '/tokens/self', headers: { 'x-ripple-token': victim } }),
@@ -347,12 +348,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('deleting a bearer through /tokens/self also revokes its refresh token', async (t) => {
-      const h = await build(t, dialect);
-      const user = await h.createUser();
-      const owner = await h.createUser();
-      const client = await registerClient(h, { ownerId: owner.id });
-      const browser = new InjectBrowser(h.app);
-      await browser.signIn(user);
+      const { h, client, browser } = await signedInWithClient(t, dialect);
       const pair = await bearerPair(h, browser, client, 'write');
       const del = await h.api({
         method: 'POST',
@@ -373,12 +369,7 @@ for (const dialect of DIALECTS) {
 
   describe(`OAuth revocation [${dialect}]`, () => {
     it("a banned owner's refresh is refused and introspection answers inactive", async (t) => {
-      const h = await build(t, dialect);
-      const user = await h.createUser();
-      const owner = await h.createUser();
-      const client = await registerClient(h, { ownerId: owner.id });
-      const browser = new InjectBrowser(h.app);
-      await browser.signIn(user);
+      const { h, user, client, browser } = await signedInWithClient(t, dialect);
       const pair = await bearerPair(h, browser, client, 'write');
       const active = await backChannel(h, '/oauth/introspect', client, { token: pair.access_token });
       assert.equal(active.json().active, true);

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { consentPage, sendPage } from '../../web/pages.ts';
-import { confirmSudo, csrfToken, sessionUser, type Session } from '../../web/session.ts';
+import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, type Session } from '../../web/session.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { findClient, type OAuthClient } from '../clients.ts';
 import type { OAuthDeps } from '../deps.ts';
@@ -229,8 +229,7 @@ export function authorizePostEndpoint(deps: OAuthDeps) {
       const sudo = await confirmSudo(deps.web, user, params.confirm_password, clientAddress(request));
       if (sudo.kind === 'signed-out') return toLogin(reply, params);
       if (sudo.kind === 'password-needed') {
-        if (sudo.retryAfterS !== undefined) reply.header('Retry-After', String(sudo.retryAfterS));
-        const status = sudo.retryAfterS !== undefined ? 429 : 403;
+        const status = sudoRefusalStatus(reply, sudo);
         const error = sudo.error ?? 'Enter your password to approve this application.';
         return await showConsent(deps, request, reply, authz, user, params, status, error);
       }
