@@ -52,8 +52,8 @@ export interface BearerTokenStore {
 }
 
 export interface IdentityDeps {
-  /** The token with this secret hash and its owner. */
-  findToken: (secretHash: string) => Promise<TokenWithOwner | undefined>;
+  /** The token with this secret and its owner. */
+  findToken: (secret: string) => Promise<TokenWithOwner | undefined>;
   bearerTokens: BearerTokenStore | undefined;
   lastUsed: LastUsedBatcher;
   now: () => number;
@@ -76,15 +76,14 @@ export function makeIdentify(deps: IdentityDeps) {
       lastUpdated: now,
     };
   };
-  const byToken = (secretHash: string): Promise<Identity> => deps.findToken(secretHash).then(fromRow);
-  const byBearerThenToken = async (secretHash: string, bearers: BearerTokenStore): Promise<Identity> =>
-    (await bearers.find(secretHash)) ?? (await byToken(secretHash));
+  const byToken = (secret: string): Promise<Identity> => deps.findToken(secret).then(fromRow);
+  const byBearerThenToken = async (secret: string, bearers: BearerTokenStore): Promise<Identity> =>
+    (await bearers.find(hashTokenSecret(secret))) ?? (await byToken(secret));
 
   return function identify(credential: Credential | undefined): Identity | Promise<Identity> {
     if (!credential) return NO_IDENTITY;
-    const secretHash = hashTokenSecret(credential.value);
     if (credential.source === 'bearer' && deps.bearerTokens)
-      return byBearerThenToken(secretHash, deps.bearerTokens);
-    return byToken(secretHash);
+      return byBearerThenToken(credential.value, deps.bearerTokens);
+    return byToken(credential.value);
   };
 }

@@ -4,7 +4,11 @@ import { sql, type Selectable } from 'kysely';
 import type { Db, Dialect, Store } from '../store/database.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
+import { hashTokenSecret, legacyTokenHash } from './secret.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
+
+/** Longest token description, in UTF-16 code units (JavaScript string length). */
+export const MAX_DESCRIPTION_LENGTH = 1024;
 
 export type TokenRow = Selectable<TokenTable>;
 /** A listed token; `expires_at` is present only on tokens that expire. */
@@ -59,13 +63,16 @@ export interface TokenWithOwner {
 export const LOOKUP_BATCH_MAX = 64;
 
 type LookupStore = Pick<Store, 'db' | 'dialect' | 'hotQuery'>;
-type Lookup = (tokenHash: string) => Promise<TokenWithOwner | undefined>;
+type Lookup = (secret: string) => Promise<TokenWithOwner | undefined>;
 
 /**
- * The hot-path lookup: the token with this secret hash joined with its owner, in one indexed query
- * compiled once (Store.hotQuery), so no query building happens per request. An expired token is not
- * found (same query, via the unique index on token_hash), so it stops authenticating the moment it
- * expires.
+ * The hot-path lookup: the token with this secret joined with its owner, in one indexed query compiled
+ * once (Store.hotQuery), so no query building happens per request. An expired token is not found (same
+ * query, via the unique index on token_hash), so it stops authenticating the moment it expires.
+ *
+ * The query looks for both stored forms of each secret: its SHA-256 hash, and the legacy MD5 form of
+ * tokens brought over from a Ripple-family database (secret.ts). A token found by its MD5 form gets its
+ * SHA-256 hash stored there and then, before it is answered, so the weak hash is gone after one use.
  *
  * The lookups that concurrent requests start in one turn of the event loop share one query (DataLoader,
  * no cache: every request still reads the database, after it arrived). On a database server that is
@@ -117,10 +124,35 @@ export function tokenLookup(store: LookupStore): Lookup {
       return read([at, ...padded]);
     };
   }
+  // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
+  const upgrade = (id: number, legacy: string, sha: string) =>
+    store.db
+      .updateTable('tokens')
+      .set({ token_hash: sha })
+      .where('id', '=', id)
+      .where('token_hash', '=', legacy)
+      .execute()
+      .catch(() => undefined);
   const loader = new DataLoader<string, TokenWithOwner | undefined>(
-    async (hashes) => {
-      const byHash = new Map((await readBatch(hashes, now())).map((row) => [row.token_hash, row]));
-      return hashes.map((hash) => byHash.get(hash));
+    async (secrets) => {
+      const hashes = secrets.map(hashTokenSecret);
+      const legacy = secrets.map(legacyTokenHash);
+      const rows = await readBatch([...hashes, ...legacy], now());
+      // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
+      const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
+      const upgrading: Array<Promise<unknown>> = [];
+      const found = secrets.map((_, i) => {
+        const row = byHash.get(hashes[i]!);
+        if (row) return row;
+        const old = byHash.get(legacy[i]!);
+        if (old) {
+          byHash.set(hashes[i]!, old);
+          upgrading.push(upgrade(old.id, legacy[i]!, hashes[i]!));
+        }
+        return old;
+      });
+      await Promise.all(upgrading);
+      return found;
     },
     // A batch goes at the end of the event loop's turn (setImmediate): it takes in the lookups of the
     // requests that arrived together, and a request alone waits for no other. Batches are not queued
@@ -132,7 +164,7 @@ export function tokenLookup(store: LookupStore): Lookup {
       batchScheduleFn: (dispatch) => void setImmediate(dispatch),
     },
   );
-  return (tokenHash) => loader.load(tokenHash);
+  return (secret) => loader.load(secret);
 }
 
 /** The user's public tokens unexpired at `now`: the rows a listing counts, in the listing index's order. */

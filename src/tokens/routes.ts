@@ -9,6 +9,7 @@ import {
   deleteTokenById,
   deletePublicTokenOfUser,
   type ListedToken,
+  MAX_DESCRIPTION_LENGTH,
 } from './repository.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
@@ -24,8 +25,6 @@ interface CreateBody {
   description?: string | null;
   expires_in?: number | null;
 }
-
-export const MAX_DESCRIPTION_LENGTH = 1024;
 
 const createSchema = {
   tags: ['tokens'],

@@ -8,3 +8,16 @@ export const newTokenSecret = (): string => randomBytes(16).toString('hex');
  * no Hash object per request (0.6 instead of 1.5 µs of CPU here).
  */
 export const hashTokenSecret = (secret: string): string => hash('sha256', secret, 'hex');
+
+/**
+ * The prefix of a stored hash in the Ripple family's scheme (MD5 hex of the secret), kept only for tokens
+ * brought over by `tokend import-ripple`. Such a hash is replaced by the SHA-256 one on the token's first
+ * use (see tokenLookup); tokend never stores a new token this way.
+ */
+export const LEGACY_HASH_PREFIX = 'md5:';
+
+/** The stored form of a token imported with the MD5 hex of its secret. */
+export const legacyHashOfMd5 = (md5Hex: string): string => `${LEGACY_HASH_PREFIX}${md5Hex.toLowerCase()}`;
+
+/** The legacy stored form a secret would have: `md5:` and the MD5 hex of the secret (UTF-8). */
+export const legacyTokenHash = (secret: string): string => legacyHashOfMd5(hash('md5', secret, 'hex'));

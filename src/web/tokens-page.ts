@@ -32,7 +32,7 @@ import {
 } from '../tokens/repository.ts';
 import { nowSeconds } from '../clock.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
-import { MAX_DESCRIPTION_LENGTH } from '../tokens/routes.ts';
+import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { useDocumentHeaders } from '../http/security-headers.ts';

@@ -10,7 +10,8 @@ export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const IN_CI = process.env.CI === 'true';
 
-async function answers(dialect: Dialect): Promise<string | undefined> {
+/** Undefined when the dialect's test server answers; else why not. */
+export async function answers(dialect: Dialect): Promise<string | undefined> {
   try {
     if (dialect === 'postgres') {
       const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });

@@ -11,7 +11,7 @@ import { nowSeconds } from '../../src/clock.ts';
 import { LOOKUP_BATCH_MAX, tokenLookup } from '../../src/tokens/repository.ts';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
-import { hashTokenSecret } from '../../src/tokens/secret.ts';
+import { hashTokenSecret, legacyTokenHash } from '../../src/tokens/secret.ts';
 
 for (const dialect of DIALECTS) {
   describe(`credential lookup [${dialect}]`, () => {
@@ -45,8 +45,49 @@ for (const dialect of DIALECTS) {
       const user = await h.createUser();
       const { secret, id } = await h.createToken(user.id, { description: 'found' });
       const lookup = tokenLookup(h.store);
-      assert.equal((await lookup(hashTokenSecret(secret)))?.id, id);
-      assert.equal(await lookup(hashTokenSecret(`${secret}x`)), undefined);
+      assert.equal((await lookup(secret))?.id, id);
+      assert.equal(await lookup(`${secret}x`), undefined);
+    });
+
+    it('finds a token stored as a legacy MD5 hash and stores its SHA-256 hash instead, in one query', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const imported = await h.createToken(user.id, { description: 'imported' });
+      const other = await h.createToken(user.id, { description: 'other' });
+      await h.store.db
+        .updateTable('tokens')
+        .set({ token_hash: legacyTokenHash(imported.secret) })
+        .where('id', '=', imported.id)
+        .execute();
+      let queries = 0;
+      const lookup = tokenLookup({
+        ...h.store,
+        hotQuery<Row>(sqlText: string) {
+          const read = h.store.hotQuery<Row>(sqlText);
+          return (parameters: readonly unknown[]) => {
+            queries++;
+            return read(parameters);
+          };
+        },
+      });
+      const stored = async () =>
+        (
+          await h.store.db
+            .selectFrom('tokens')
+            .select('token_hash')
+            .where('id', '=', imported.id)
+            .executeTakeFirstOrThrow()
+        ).token_hash.trimEnd();
+      const found = await Promise.all([imported.secret, other.secret, imported.secret].map((s) => lookup(s)));
+      assert.deepEqual(
+        found.map((row) => row?.description),
+        ['imported', 'other', 'imported'],
+      );
+      assert.equal(queries, 1);
+      assert.equal(await stored(), hashTokenSecret(imported.secret));
+      // Found by its SHA-256 hash from now on; the MD5 form of a secret never matches a SHA-256 row.
+      assert.equal((await lookup(imported.secret))?.id, imported.id);
+      assert.equal(await lookup(legacyTokenHash(imported.secret)), undefined);
     });
 
     it('shares one query among the lookups started together, each getting its own answer', async (t) => {
@@ -70,7 +111,7 @@ for (const dialect of DIALECTS) {
         },
       };
       const lookup = tokenLookup(counting);
-      const find = (secret: string) => lookup(hashTokenSecret(secret));
+      const find = (secret: string) => lookup(secret);
 
       // Three tokens (one asked for twice), an unknown secret and an expired token: one query.
       const asked = [tokens[0]!, tokens[1]!, tokens[2]!, tokens[1]!].map((tk) => tk.secret);
@@ -105,12 +146,12 @@ for (const dialect of DIALECTS) {
       const { secret } = await h.createToken(user.id);
       const store = await openStore(h.database.config, { poolSize: 2 });
       const lookup = tokenLookup(store);
-      assert.ok(await lookup(hashTokenSecret(secret)));
+      assert.ok(await lookup(secret));
       await store.close();
       await store.close();
-      await assert.rejects(async () => lookup(hashTokenSecret(secret)));
+      await assert.rejects(async () => lookup(secret));
       // Two lookups together need a statement not prepared before the close: no connection reopens for it.
-      await assert.rejects(Promise.all([secret, `${secret}x`].map((s) => lookup(hashTokenSecret(s)))));
+      await assert.rejects(Promise.all([secret, `${secret}x`].map((s) => lookup(s))));
     });
 
     if (dialect === 'postgres')
@@ -120,7 +161,7 @@ for (const dialect of DIALECTS) {
         const { secret, id } = await h.createToken(user.id);
         const lookup = tokenLookup(h.store);
         // One at a time: the pool hands the same idle connection back each time.
-        for (let i = 0; i < 8; i++) assert.equal((await lookup(hashTokenSecret(secret)))?.id, id);
+        for (let i = 0; i < 8; i++) assert.equal((await lookup(secret))?.id, id);
         const onLookupPool = h.store.hotQuery<{ mode: string; generic: number; custom: number }>(
           `select current_setting('plan_cache_mode') as mode,
                   coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom

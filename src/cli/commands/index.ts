@@ -5,3 +5,4 @@ export { migrateCommand } from './migrate.ts';
 export { serveCommand } from './serve.ts';
 export { tokenCommand } from './token.ts';
 export { userCommand } from './user.ts';
+export { importRippleCommand } from './import-ripple.ts';

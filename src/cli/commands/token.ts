@@ -2,7 +2,7 @@
 import { isBanned, tokenPrivilegeNames } from '../../privileges.ts';
 import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
-import { MAX_DESCRIPTION_LENGTH } from '../../tokens/routes.ts';
+import { MAX_DESCRIPTION_LENGTH } from '../../tokens/repository.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
 import { nowSeconds } from '../../clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';

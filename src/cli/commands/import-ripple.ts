@@ -1,0 +1,75 @@
+// tokend import-ripple: brings the users and tokens of a Ripple or Akatsuki database (MySQL/MariaDB)
+// into DATABASE_URL, keeping ids, passwords and token secrets working.
+import { CliError, type LeafCommand } from '../command.ts';
+
+/** Skipped rows listed in the text output; --json lists them all. */
+const LISTED_SKIPS = 20;
+
+export const importRippleCommand: LeafCommand = {
+  name: 'import-ripple',
+  summary: 'Copy the users and tokens of a Ripple-family MySQL/MariaDB database into DATABASE_URL',
+  description:
+    'Users keep their ids, names, privileges and passwords (password version 2; version 1 passwords stay\n' +
+    'refused with 418 as before). Tokens keep their ids and secrets: a token stored as an MD5 hash\n' +
+    'authenticates, and its hash is replaced by a SHA-256 one on its first use. A token with more\n' +
+    'privileges than its owner may hold keeps only those it may. A row that cannot be imported is skipped\n' +
+    'and reported with the reason; rows imported before are left as they are, so the import can run again\n' +
+    '(say, once more just before switching clients over). The schema of DATABASE_URL is migrated first.',
+  examples: [
+    'DATABASE_URL=postgres://tokend@db/tokend tokend import-ripple --from mysql://ripple:PASSWORD@127.0.0.1:3306/ripple --dry-run',
+    'tokend import-ripple --from mysql://ripple@127.0.0.1:3306/ripple --json',
+  ],
+  options: {
+    from: {
+      type: 'string',
+      value: 'URL',
+      required: true,
+      description: 'the source database: mysql://USER:PASSWORD@HOST:PORT/DATABASE',
+    },
+    'dry-run': { type: 'boolean', description: 'read and check everything, write nothing' },
+  },
+  async run(args, ctx) {
+    const url = args.string('from');
+    const dryRun = args.flag('dry-run');
+    const { openRippleSource, RippleSourceError } = await import('../../ripple/source.ts');
+    const { importRipple } = await import('../../ripple/import.ts');
+    let source;
+    try {
+      source = await openRippleSource(url);
+    } catch (err) {
+      if (err instanceof RippleSourceError) throw new CliError(err.message);
+      throw err;
+    }
+    try {
+      const store = await ctx.store();
+      const terminal = process.stderr.isTTY === true;
+      const summary = await importRipple(source, store, {
+        dryRun,
+        now: Math.floor(Date.now() / 1000),
+        progress: terminal
+          ? (table, done, total) =>
+              process.stderr.write(`\r${table}: ${done} of ${total} read${done >= total ? '\n' : ''}`)
+          : undefined,
+      });
+      const verb = dryRun ? 'would import' : 'imported';
+      const lines = [
+        `${dryRun ? 'Dry run: nothing was written. ' : ''}From ${summary.source}:`,
+        `users: ${summary.users.imported} ${verb}, ${summary.users.already_present} already present`,
+        `tokens: ${summary.tokens.imported} ${verb}, ${summary.tokens.already_present} already present` +
+          (summary.tokens.privileges_limited > 0
+            ? ` (${summary.tokens.privileges_limited} limited to what their owner may hold)`
+            : ''),
+        `skipped: ${summary.skipped.count}`,
+        ...summary.skipped.rows
+          .slice(0, LISTED_SKIPS)
+          .map((row) => `  ${row.table} #${row.id}: ${row.reason}`),
+        ...(summary.skipped.count > LISTED_SKIPS
+          ? [`  … and ${summary.skipped.count - LISTED_SKIPS} more (--json lists them all)`]
+          : []),
+      ];
+      return { json: { ...summary }, text: lines.join('\n') };
+    } finally {
+      await source.close().catch(() => {});
+    }
+  },
+};

@@ -1,0 +1,143 @@
+// Reading a Ripple-family database (Ripple, Akatsuki: MySQL or MariaDB) for `tokend import-ripple`:
+// its users and tokens tables, page by page in id order, over one connection of its own.
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+
+/** A source database problem that the operator can fix: printed as one line. */
+export class RippleSourceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RippleSourceError';
+  }
+}
+
+/** The columns the import reads; a database without one of them is not a Ripple-family database. */
+export const SOURCE_COLUMNS = {
+  users: ['id', 'username', 'username_safe', 'privileges', 'password_md5', 'password_version'],
+  tokens: ['id', 'user', 'privileges', 'description', 'token', 'private', 'last_updated'],
+} as const;
+
+export type SourceTable = keyof typeof SOURCE_COLUMNS;
+
+/** A cell as the driver hands it over: big integers may come as strings. */
+export type SourceCell = string | number | bigint | null | Buffer;
+
+export interface RippleUserRow {
+  id: SourceCell;
+  username: SourceCell;
+  username_safe: SourceCell;
+  privileges: SourceCell;
+  password_md5: SourceCell;
+  password_version: SourceCell;
+  /** Unix seconds of sign-up, where the database has the column (Ripple and Akatsuki do) */
+  register_datetime?: SourceCell;
+}
+
+export interface RippleTokenRow {
+  id: SourceCell;
+  /** the owner's user id, in a text column */
+  user: SourceCell;
+  privileges: SourceCell;
+  description: SourceCell;
+  /** MD5 hex of the token's secret */
+  token: SourceCell;
+  private: SourceCell;
+  last_updated: SourceCell;
+}
+
+export interface RippleSource {
+  /** The source's address without its password, for messages. */
+  readonly address: string;
+  count(table: SourceTable): Promise<number>;
+  /** Up to `limit` rows with an id above `after`, in id order. */
+  users(after: number, limit: number): Promise<RippleUserRow[]>;
+  tokens(after: number, limit: number): Promise<RippleTokenRow[]>;
+  close(): Promise<void>;
+}
+
+/** A database URL with its password (if any) left out. */
+export function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** Opens the source at a `mysql://USER:PASSWORD@HOST:PORT/DB` (or `mariadb://`) URL and checks its tables. */
+export async function openRippleSource(url: string): Promise<RippleSource> {
+  if (!/^(mysql|mariadb):\/\/[^/]+\/[^/?#]+/.test(url))
+    throw new RippleSourceError(
+      `--from: expected mysql://USER:PASSWORD@HOST:PORT/DATABASE, got ${JSON.stringify(withoutPassword(url))}`,
+    );
+  const address = withoutPassword(url);
+  const { createConnection } = await import('mysql2/promise');
+  let connection: Connection;
+  try {
+    connection = await createConnection({
+      uri: url.replace(/^mariadb:/, 'mysql:'),
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      dateStrings: true,
+    });
+  } catch (err) {
+    throw new RippleSourceError(`cannot connect to the source database ${address}: ${describe(err)}`);
+  }
+  try {
+    const [columns] = await connection.query<RowDataPacket[]>(
+      `SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS
+       WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('users', 'tokens')`,
+    );
+    const present = new Set(columns.map((row) => `${String(row.t)}.${String(row.c)}`));
+    const missing = (Object.keys(SOURCE_COLUMNS) as SourceTable[]).flatMap((table) =>
+      SOURCE_COLUMNS[table]
+        .filter((column) => !present.has(`${table}.${column}`))
+        .map((c) => `${table}.${c}`),
+    );
+    if (missing.length > 0)
+      throw new RippleSourceError(
+        `${address} is not a Ripple-family database: it has no ${missing.join(', ')}`,
+      );
+    const userColumns = [
+      ...SOURCE_COLUMNS.users,
+      ...(present.has('users.register_datetime') ? ['register_datetime'] : []),
+    ];
+    const list = (names: readonly string[]) => names.map((name) => connection.escapeId(name)).join(', ');
+    const page = async <Row>(table: SourceTable, names: readonly string[], after: number, limit: number) => {
+      const [rows] = await connection.query<RowDataPacket[]>(
+        `SELECT ${list(names)} FROM ${table} WHERE id > ? ORDER BY id LIMIT ?`,
+        [after, limit],
+      );
+      return rows as unknown as Row[];
+    };
+    return {
+      address,
+      async count(table) {
+        const [rows] = await connection.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table}`);
+        return Number(rows[0]?.n ?? 0);
+      },
+      users: (after, limit) => page<RippleUserRow>('users', userColumns, after, limit),
+      tokens: (after, limit) => page<RippleTokenRow>('tokens', SOURCE_COLUMNS.tokens, after, limit),
+      close: () => connection.end(),
+    };
+  } catch (err) {
+    await connection.end().catch(() => {});
+    if (err instanceof RippleSourceError) throw err;
+    throw new RippleSourceError(`cannot read the source database ${address}: ${describe(err)}`);
+  }
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  if (code === 'ECONNREFUSED') return 'connection refused (is the server running, and is the port right?)';
+  if (code === 'ER_BAD_DB_ERROR') return 'no such database';
+  if (code === 'ER_ACCESS_DENIED_ERROR') return 'access denied (check the user and password)';
+  if (code === 'ETIMEDOUT') return 'the server did not answer in time';
+  return err.message;
+}

@@ -1,0 +1,327 @@
+// tokend import-ripple, black-box: a MariaDB database made with the Ripple family's columns is imported
+// into each tokend backend by the CLI; then users sign in with their old passwords and old tokens
+// authenticate over HTTP, by every transport, before and after their stored hash is upgraded.
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createConnection } from 'mysql2/promise';
+import { hash as bcrypt } from '@node-rs/bcrypt';
+import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { cliHarness } from '../cli/run-cli.ts';
+import { openStore } from '../../src/store/database.ts';
+import { hashTokenSecret } from '../../src/tokens/secret.ts';
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+
+// The family's tables, with the columns the import reads (and a few it ignores).
+const DDL = [
+  `CREATE TABLE users (
+     id int(11) NOT NULL AUTO_INCREMENT PRIMARY KEY,
+     username varchar(30) NOT NULL,
+     username_safe varchar(30) NOT NULL,
+     password_md5 varchar(127) NOT NULL,
+     salt varchar(32) NOT NULL DEFAULT '',
+     email varchar(254) NOT NULL DEFAULT '',
+     register_datetime int(10) NOT NULL DEFAULT 0,
+     latest_activity int(10) NOT NULL DEFAULT 0,
+     privileges bigint(11) NOT NULL DEFAULT 0,
+     password_version tinyint(4) NOT NULL DEFAULT 1,
+     UNIQUE KEY username_safe (username_safe)
+   ) CHARSET=utf8mb4`,
+  `CREATE TABLE tokens (
+     id int(11) NOT NULL AUTO_INCREMENT PRIMARY KEY,
+     user varchar(31) NOT NULL,
+     privileges int(11) NOT NULL,
+     description varchar(255) NOT NULL,
+     token varchar(127) NOT NULL,
+     private tinyint(4) NOT NULL,
+     last_updated int(11) NOT NULL DEFAULT 0
+   ) CHARSET=utf8mb4`,
+];
+
+const ADMIN = 3 | 8 | 16 | 32; // UserPublic, UserNormal, AdminAccessRAP, AdminManageUsers, AdminBanUsers
+const SECRET = {
+  alice: 'aliceS3cretFromRipple0000000000',
+  alicePrivate: 'alicePrivateSecret',
+  bob: 'bobAdminSecret',
+};
+
+/** The source users and tokens, and what the import must say of each skipped row. */
+async function seedSource(url: string) {
+  const c = await createConnection({ uri: url });
+  for (const ddl of DDL) await c.query(ddl);
+  const v2 = async (password: string) => bcrypt(md5(password), 4);
+  const users: Array<[number, string, string, number, number, number]> = [
+    // id, username, password_md5, password_version, privileges, register_datetime
+    [1000, 'Alice', await v2('alice password'), 2, 3, 1_500_000_000],
+    [1001, 'Bob Admin', await v2('bob password'), 2, ADMIN, 1_500_000_100],
+    [1002, 'Old Timer', md5('old password'), 1, 3, 1_400_000_000],
+    [1003, 'ALICE', await v2('x'), 2, 3, 0], // the same name as Alice, folded
+    [1004, 'Banned One', await v2('banned password'), 2, 0, 0],
+    [1005, 'zero\u200bwidth', await v2('x'), 2, 3, 0],
+    [1006, 'Negative', await v2('x'), 2, -5, 0],
+    [1007, 'Bad Hash', 'not-a-bcrypt-hash', 2, 3, 0],
+    [1008, 'Version Three', await v2('x'), 3, 3, 0],
+  ];
+  for (const [id, username, hash, version, privileges, registered] of users)
+    await c.query(
+      'INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges, register_datetime) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [
+        id,
+        username,
+        `${username.toLowerCase().replaceAll(' ', '_')}#${id}`,
+        hash,
+        version,
+        privileges,
+        registered,
+      ],
+    );
+  const tokens: Array<[number, string, number, string, string, number]> = [
+    // id, user, privileges, description, token, private
+    [1, '1000', 2 | 4, 'alice app', md5(SECRET.alice), 0],
+    [2, '1000', 2, 'alice private', md5(SECRET.alicePrivate), 1],
+    [3, '1001', 2 | 128, 'bob admin tool', md5(SECRET.bob).toUpperCase(), 0],
+    [4, '1000', 128, 'alice asked too much', md5('alice too much'), 0],
+    [5, '9999', 2, 'nobody', md5('nobody'), 0],
+    [6, 'abc', 2, 'not an id', md5('abc'), 0],
+    [7, '1003', 2, 'owner skipped', md5('owner skipped'), 0],
+    [8, '1000', 2, 'bad hash', 'zzzz', 0],
+    [9, '1004', 2, 'banned owner', md5('banned owner'), 0],
+    [10, '1000', 2, 'same secret', md5(SECRET.alice), 0],
+  ];
+  for (const [id, user, privileges, description, token, priv] of tokens)
+    await c.query(
+      'INSERT INTO tokens (id, user, privileges, description, token, private, last_updated) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [id, user, privileges, description, token, priv, 1_600_000_000 + id],
+    );
+  await c.end();
+}
+
+const EXPECTED_SKIPS: Array<[string, number, RegExp]> = [
+  ['users', 1003, /same name as user #1000/],
+  ['users', 1005, /invisible/],
+  ['users', 1006, /privileges -5 is out of range/],
+  ['users', 1007, /not a bcrypt hash/],
+  ['users', 1008, /password_version 3 is unknown/],
+  ['tokens', 5, /owner, user #9999, is not in tokend/],
+  ['tokens', 6, /"abc" is not a user id/],
+  ['tokens', 7, /owner, user #1003, is not in tokend/],
+  ['tokens', 8, /not the MD5 hex/],
+  ['tokens', 10, /same secret as token #1/],
+];
+
+interface Summary {
+  dry_run: boolean;
+  source: string;
+  users: { imported: number; already_present: number };
+  tokens: { imported: number; already_present: number; privileges_limited: number };
+  skipped: { count: number; rows: Array<{ table: string; id: number | string; reason: string }> };
+}
+
+const mysqlProblem = await answers('mysql');
+if (mysqlProblem !== undefined && IN_CI)
+  throw new Error(`CI=true but MariaDB does not answer: ${mysqlProblem}`);
+
+async function sourceDatabase(t: TestContext) {
+  const source = await createTestDatabase('mysql');
+  t.after(() => source.drop());
+  await seedSource(source.url);
+  return source;
+}
+
+for (const dialect of DIALECTS) {
+  describe(
+    `tokend import-ripple into ${dialect}`,
+    { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },
+    () => {
+      it('imports users and tokens, reports every skipped row, and imports nothing twice', async (t) => {
+        const source = await sourceDatabase(t);
+        const h = await cliHarness(t, dialect);
+        const from = ['import-ripple', '--from', source.url];
+
+        // A dry run reports what would happen and writes nothing.
+        const dry = (await h.json([...from, '--dry-run'])) as unknown as Summary;
+        assert.equal(dry.dry_run, true);
+        assert.deepEqual(dry.users, { imported: 4, already_present: 0 });
+        assert.deepEqual(dry.tokens, { imported: 5, already_present: 0, privileges_limited: 2 });
+        assert.equal(dry.skipped.count, EXPECTED_SKIPS.length);
+        const app = await h.app();
+        const self = (secret: string) =>
+          app.inject({ method: 'GET', url: '/api/v1/tokens/self', headers: { 'x-ripple-token': secret } });
+        assert.equal((await self(SECRET.alice)).statusCode, 404);
+
+        const first = (await h.json(from)) as unknown as Summary;
+        assert.equal(first.dry_run, false);
+        assert.equal(first.source, source.url);
+        assert.deepEqual(first.users, { imported: 4, already_present: 0 });
+        assert.deepEqual(first.tokens, { imported: 5, already_present: 0, privileges_limited: 2 });
+        assert.equal(first.skipped.count, EXPECTED_SKIPS.length);
+        for (const [table, id, reason] of EXPECTED_SKIPS) {
+          const row = first.skipped.rows.find((r) => r.table === table && r.id === id);
+          assert.ok(row, `${table} #${id} is reported as skipped: ${JSON.stringify(first.skipped.rows)}`);
+          assert.match(row.reason, reason);
+        }
+
+        // Again: everything is already there; the same rows are skipped for the same reasons.
+        const again = (await h.json(from)) as unknown as Summary;
+        assert.deepEqual(again.users, { imported: 0, already_present: 4 });
+        assert.deepEqual(again.tokens, { imported: 0, already_present: 5, privileges_limited: 0 });
+        assert.equal(again.skipped.count, EXPECTED_SKIPS.length);
+
+        // The text output says the same in sentences.
+        const text = await h.cli(from);
+        assert.equal(text.code, 0, text.stderr);
+        assert.match(text.stdout, /users: 0 imported, 4 already present/);
+        assert.match(text.stdout, /tokens #6: user "abc" is not a user id/);
+      });
+
+      it('keeps passwords, ids and token secrets working; the MD5 hash is replaced on first use', async (t) => {
+        const source = await sourceDatabase(t);
+        const h = await cliHarness(t, dialect);
+        await h.json(['import-ripple', '--from', source.url]);
+        const app = await h.app();
+
+        // Users sign in with their old passwords; a version-1 password stays refused with 418.
+        const login = (username: string, password: string) =>
+          app.inject({
+            method: 'POST',
+            url: '/api/v1/tokens',
+            payload: { username, password, privileges: 2 },
+          });
+        const alice = await login('alice', 'alice password');
+        assert.equal(alice.statusCode, 200, alice.body);
+        assert.equal((alice.json() as { id: number }).id, 1000);
+        assert.equal((await login('Bob Admin', 'bob password')).statusCode, 200);
+        assert.equal((await login('old timer', 'old password')).statusCode, 418);
+        assert.equal((await login('banned one', 'banned password')).statusCode, 402);
+        // The new token is stored as SHA-256 and numbered after the imported ones.
+        const fresh = alice.json() as { token: string };
+        const store = await openStore(h.database.config, { migrate: false });
+        t.after(() => store.close());
+        const row = await store.db
+          .selectFrom('tokens')
+          .select(['id', 'token_hash'])
+          .where('token_hash', '=', hashTokenSecret(fresh.token))
+          .executeTakeFirstOrThrow();
+        // (9 is the largest imported id: token 10 was skipped)
+        assert.ok(row.id > 9, `new token id ${row.id}`);
+        const storedHash = async (id: number) =>
+          (
+            await store.db
+              .selectFrom('tokens')
+              .select('token_hash')
+              .where('id', '=', id)
+              .executeTakeFirstOrThrow()
+          ).token_hash.trimEnd();
+        assert.equal(await storedHash(1), `md5:${md5(SECRET.alice)}`);
+
+        // The old token works by header, by k and by cookie, before and after its hash was upgraded.
+        const transports = {
+          header: (secret: string) => ({ headers: { 'x-ripple-token': secret } }),
+          k: (secret: string) => ({ query: { k: secret } }),
+          cookie: (secret: string) => ({ cookies: { rt: secret } }),
+        };
+        for (const round of ['first use', 'after the upgrade'])
+          for (const [name, transport] of Object.entries(transports)) {
+            const r = await app.inject({
+              method: 'GET',
+              url: '/api/v1/tokens/self',
+              ...transport(SECRET.alice),
+            });
+            assert.equal(r.statusCode, 200, `${round}, ${name}: ${r.body}`);
+            const body = r.json() as { id: number; privileges: number; description: string };
+            assert.deepEqual([body.id, body.privileges, body.description], [1, 6, 'alice app']);
+            assert.equal(await storedHash(1), hashTokenSecret(SECRET.alice), `${round}, ${name}`);
+          }
+        const ping = await app.inject({
+          method: 'GET',
+          url: '/api/v1/ping',
+          headers: { 'x-ripple-token': SECRET.alice },
+        });
+        assert.equal((ping.json() as { user_id: number }).user_id, 1000);
+        // An upper-case MD5 in the source works too, with its privileges as the owner may hold them.
+        const bob = await app.inject({
+          method: 'GET',
+          url: '/api/v1/tokens/self',
+          headers: { 'x-ripple-token': SECRET.bob },
+        });
+        assert.equal(bob.statusCode, 200, bob.body);
+        assert.equal((bob.json() as { privileges: number }).privileges, 2 | 128);
+        // Nothing is stored as MD5 once each imported token with a known secret was used, but the unused ones.
+        const legacy = await store.db
+          .selectFrom('tokens')
+          .select('id')
+          .where('token_hash', 'like', 'md5:%')
+          .orderBy('id')
+          .execute();
+        assert.deepEqual(
+          legacy.map((r) => r.id),
+          [2, 4, 9],
+        );
+
+        // The listing: public tokens only, with the stored privileges limited to what the owner may hold.
+        const list = await app.inject({
+          method: 'GET',
+          url: '/api/v1/tokens',
+          headers: { 'x-ripple-token': SECRET.alice },
+        });
+        assert.equal(list.statusCode, 200, list.body);
+        const listed = list.json() as {
+          tokens: Array<{ id: number; privileges: number; last_updated: number }>;
+        };
+        const imported = listed.tokens.filter((tk) => tk.id <= 9).sort((a, b) => a.id - b.id);
+        assert.deepEqual(
+          imported.map((tk) => [tk.id, tk.privileges]),
+          [
+            [1, 6],
+            [4, 0],
+          ],
+        );
+        assert.equal(listed.tokens.find((tk) => tk.id === 4)?.last_updated, 1_600_000_004);
+        // The private token authenticates but is never listed.
+        assert.equal(
+          (
+            await app.inject({
+              method: 'GET',
+              url: '/api/v1/tokens/self',
+              headers: { 'x-ripple-token': SECRET.alicePrivate },
+            })
+          ).statusCode,
+          200,
+        );
+      });
+    },
+  );
+}
+
+describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` }, () => {
+  it('names the problem in one line and writes nothing', async (t) => {
+    const h = await cliHarness(t, 'sqlite');
+    const bad = await h.cli(['import-ripple', '--from', 'postgres://x@127.0.0.1/db']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--from: expected mysql:\/\/USER:PASSWORD@HOST:PORT\/DATABASE/);
+
+    const refused = await h.cli(['import-ripple', '--from', 'mysql://root:hunter2@127.0.0.1:1/ripple']);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /cannot connect to the source database mysql:\/\/root@127\.0\.0\.1:1\/ripple: connection refused/,
+    );
+    assert.doesNotMatch(refused.stderr, /hunter2/);
+
+    // A database without the family's tables.
+    const empty = await createTestDatabase('mysql');
+    t.after(() => empty.drop());
+    const c = await createConnection({ uri: empty.url });
+    await c.query('CREATE TABLE users (id int PRIMARY KEY, username varchar(30))');
+    await c.end();
+    const notRipple = await h.cli(['import-ripple', '--from', empty.url, '--json']);
+    assert.equal(notRipple.code, 1);
+    assert.match(
+      notRipple.stderr,
+      /is not a Ripple-family database: it has no users\.username_safe, .*tokens\.id/,
+    );
+    assert.equal(notRipple.stdout, '');
+  });
+});
