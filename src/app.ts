@@ -22,7 +22,7 @@ import { apiSecurityHeaders } from './http/security-headers.ts';
 import { OAuthBearerTokens } from './oauth/bearer-store.ts';
 import { authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
-import { HttpError, apiNotFound, makeErrorHandler, notFound } from './http/errors.ts';
+import { HttpError, apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
 import { requestIdFor, requestLogger } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
@@ -178,7 +178,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));
-  app.setNotFoundHandler(notFound);
+  // With an empty BASE_PATH the API is at the root, and its not-found handler (below) is the server's.
+  if (config.basePath !== '') app.setNotFoundHandler(rootNotFound(config.basePath));
 
   // Before every route: metrics count each route, and the API document collects routes as they are added.
   await app.register(requestMetrics, { metrics: services.metrics });
@@ -213,7 +214,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       api.addHook('onRoute', (route) => {
         for (const method of [route.method].flat()) methods.add(method);
       });
-      api.setNotFoundHandler(apiNotFound(methods));
+      api.setNotFoundHandler(apiNotFound(methods, config.basePath));
       await api.register(
         async (v1) => {
           await v1.register(tokenRoutes);

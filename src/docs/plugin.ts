@@ -1,5 +1,6 @@
 // The API reference: an OpenAPI 3.1 document generated from the route schemas (@fastify/swagger), served at
-// {base_url}/v1/openapi.json, and an interactive page at {base_url}/docs (@fastify/swagger-ui).
+// {base_url}/v1/openapi.json, and an interactive page at {base_url}/docs (@fastify/swagger-ui) with tokend's
+// title and icon, whose top bar loads that document. Sections without operations are left out.
 //
 // Both are built on their first request, in a Fastify instance of their own that is told every route the
 // app declared (collected here as they are added, so this is registered before every route). Until then
@@ -10,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, Rout
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { envelopeProperties } from '../http/envelope.ts';
 import { useDocumentHeaders } from '../http/security-headers.ts';
+import { FAVICON_SVG } from '../web/theme.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -46,10 +48,22 @@ const errorEnvelope = {
 export const openApiPath = (basePath: string): string => `${basePath}/v1/openapi.json`;
 export const docsPath = (basePath: string): string => `${basePath}/docs`;
 
+/** The reference's section of the server's HTML pages for people (sign-in and sign-out). */
+export const WEB_PAGES_TAG = 'web pages';
+
+/** The reference's sections, in order. A section no route is in is left out of the document. */
+const TAGS = [
+  { name: 'tokens', description: 'API tokens' },
+  { name: 'users', description: 'Who a credential acts for' },
+  { name: 'oauth', description: 'The OAuth 2.0 authorization server' },
+  { name: WEB_PAGES_TAG, description: 'Pages for people in a browser (HTML forms, not JSON)' },
+  { name: 'operations', description: 'Metrics, health and this reference' },
+] as const;
+
 /** The reference's section for a route that names none, by where it lives. */
 function sectionOf(url: string, basePath: string): string | undefined {
+  if (url === '/login' || url === '/logout') return WEB_PAGES_TAG;
   if (url.startsWith('/oauth/') || url.startsWith('/.well-known/')) return 'oauth';
-  if (url === '/login' || url === '/logout') return 'web';
   if (url.startsWith('/health') || url === '/metrics') return 'operations';
   if (url === `${basePath}/v1/ping`) return 'users';
   return undefined;
@@ -62,7 +76,7 @@ function documentRoute(basePath: string) {
     const section = sectionOf(url, basePath);
     if (section && !('tags' in (schema ?? {}))) extra.tags = [section];
     if (route.config?.identify && !('security' in (schema ?? {}))) extra.security = CREDENTIALS;
-    const underApi = url.startsWith(`${basePath}/`);
+    const underApi = url.startsWith(`${basePath}/v1/`);
     if (underApi) {
       const response = (schema?.response ?? {}) as Record<string, unknown>;
       if (!('default' in response)) extra.response = { ...response, default: errorEnvelope };
@@ -78,20 +92,40 @@ const swaggerOptions = (basePath: string): FastifyDynamicSwaggerOptions => ({
       title: 'tokend',
       version,
       description:
-        'The token part of the v1 user-account API. Every JSON body carries `code` and `message`; ' +
-        '`pls200` forces HTTP 200 and a `callback` query parameter answers JSONP.',
+        'tokend, the token service: API tokens under `' +
+        `${basePath}/v1` +
+        '`, an OAuth 2.0 authorization server, and the sign-in pages. Every JSON body of the v1 API ' +
+        'carries `code` and `message`; `pls200` forces HTTP 200 and a `callback` query parameter answers JSONP.',
     },
     components: { securitySchemes: CREDENTIAL_SCHEMES },
-    tags: [
-      { name: 'tokens', description: 'API tokens' },
-      { name: 'users', description: 'Who a credential acts for' },
-      { name: 'oauth', description: 'The OAuth 2.0 authorization server' },
-      { name: 'web', description: 'The sign-in pages (HTML)' },
-      { name: 'operations', description: 'Metrics, health and this reference' },
-    ],
+    tags: TAGS.map((tag) => ({ ...tag })),
   },
   transform: documentRoute(basePath),
+  transformObject: (document) =>
+    'openapiObject' in document ? withoutEmptyTags(document.openapiObject) : document.swaggerObject,
 });
+
+/** A path item's entry that is an operation (not its `parameters` list, say). */
+const isOperation = (entry: unknown): entry is { tags?: string[] } =>
+  typeof entry === 'object' && entry !== null && !Array.isArray(entry);
+
+/** The document without the declared sections that no operation is in (they would show empty). */
+export function withoutEmptyTags<T extends { paths?: object; tags?: Array<{ name: string }> }>(
+  document: T,
+): T {
+  const used = new Set<string>();
+  for (const item of Object.values(document.paths ?? {}) as Array<Record<string, unknown>>)
+    for (const entry of Object.values(item ?? {}))
+      if (isOperation(entry)) for (const tag of entry.tags ?? []) used.add(tag);
+  return { ...document, tags: document.tags?.filter((tag) => used.has(tag.name)) };
+}
+
+/** The top bar's logo: the pages' icon and the name, white on the bar's dark grey. */
+const LOGO_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="150" height="40" viewBox="0 0 150 40">' +
+  FAVICON_SVG.replace('<svg ', '<svg x="4" y="4" ') +
+  '<text x="46" y="28" fill="#fff" font-family="system-ui,sans-serif" font-size="24" font-weight="600">' +
+  'tokend</text></svg>';
 
 /** What the reference needs of a route the app declared. */
 type DeclaredRoute = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'>;
@@ -117,7 +151,20 @@ async function buildReference(routes: DeclaredRoute[], basePath: string): Promis
   for (const route of routes) reference.route({ ...route, handler: notServedHere });
   await reference.register(swaggerUi, {
     routePrefix: docsPath(basePath),
-    uiConfig: { deepLinking: true, docExpansion: 'list' },
+    // `urls` (the top bar's list of documents) takes precedence over the page's own `url`, the copy
+    // beside the page: the top bar names and loads the document at its public address.
+    uiConfig: {
+      deepLinking: true,
+      docExpansion: 'list',
+      urls: [{ url: openApiPath(basePath), name: `tokend v1 (${openApiPath(basePath)})` }],
+    },
+    theme: {
+      title: 'API reference · tokend',
+      favicon: [
+        { filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: FAVICON_SVG },
+      ],
+    },
+    logo: { type: 'image/svg+xml', content: LOGO_SVG },
   });
   await reference.ready();
   return reference;

@@ -46,14 +46,84 @@ export function notFound(_request: FastifyRequest, reply: FastifyReply) {
   return sendEnvelope(reply, 404, 'No such endpoint.');
 }
 
+/** Where a browser opening the server's root, or {base_url} itself, is sent (it signs in from there). */
+export const BROWSER_HOME = '/tokens';
+
+/** The quality a media range of an Accept header gives, or undefined when it names another type. */
+function qualityOf(range: string, type: string): { q: number; specificity: number } | undefined {
+  const [name = '', ...parameters] = range.split(';');
+  const media = name.trim().toLowerCase();
+  const specificity =
+    media === type ? 2 : media === `${type.split('/')[0]}/*` ? 1 : media === '*/*' ? 0 : undefined;
+  if (specificity === undefined) return undefined;
+  let q = 1;
+  for (const parameter of parameters) {
+    const m = /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(parameter);
+    if (m) q = Math.min(1, Number(m[1]) || 0);
+  }
+  return { q, specificity };
+}
+
+/** The quality an Accept header gives a media type: that of its most specific range (RFC 9110 §12.5.1). */
+function acceptQuality(accept: string, type: string): number {
+  let best: { q: number; specificity: number } | undefined;
+  for (const range of accept.split(',')) {
+    const found = qualityOf(range, type);
+    if (found && (best === undefined || found.specificity > best.specificity)) best = found;
+  }
+  return best?.q ?? 0;
+}
+
+/**
+ * Whether an Accept header is a browser's asking for a page: it names HTML itself (a wildcard does not
+ * count) and ranks it above JSON. curl's default (any type) and an API client's JSON are not.
+ */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  let html = 0;
+  for (const range of accept.split(','))
+    for (const type of ['text/html', 'application/xhtml+xml']) {
+      const found = qualityOf(range, type);
+      if (found?.specificity === 2) html = Math.max(html, found.q);
+    }
+  return html > 0 && html > acceptQuality(accept, 'application/json');
+}
+
+/**
+ * A browser's GET (or HEAD) of `/`, `{base_url}` or `{base_url}/` is sent to the token page, which sends
+ * it on to sign-in when needed; an API client asking the same gets the 404 of any unknown path. JSONP and
+ * pls200 requests are the API's. Returns whether the redirect was sent.
+ */
+function sentBrowserHome(request: FastifyRequest, reply: FastifyReply, basePath: string): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const [path, search = ''] = request.url.split('?', 2);
+  if (path !== '/' && path !== basePath && path !== `${basePath}/`) return false;
+  const query = new URLSearchParams(search);
+  if (query.has('pls200') || query.has('callback')) return false;
+  if (!prefersHtml(request.headers.accept)) return false;
+  void reply.header('Vary', 'Accept').redirect(BROWSER_HOME, 303);
+  return true;
+}
+
+/** The not-found handler of the server outside {base_url}: a browser at `/` goes to the token page. */
+export function rootNotFound(basePath: string) {
+  return function rootNotFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+    if (sentBrowserHome(request, reply, basePath)) return reply;
+    return notFound(request, reply);
+  };
+}
+
 /**
  * The not-found handler of {base_url}: a path that has routes for other methods is a 405 envelope whose
  * Allow header lists them (found by Fastify's router, so `/v1/tokens/:id` matches `/v1/tokens/7`); any
- * other path is the 404 of notFound. `methods` holds every method a route under {base_url} was declared
- * with (HEAD among them where Fastify adds it for a GET), filled in as the routes are added.
+ * other path is the 404 of notFound, and a browser opening {base_url} itself goes to the token page. With
+ * an empty BASE_PATH it is the whole server's not-found handler. `methods` holds every method a route under
+ * {base_url} was declared with (HEAD among them where Fastify adds it for a GET), filled in as the routes
+ * are added.
  */
-export function apiNotFound(methods: ReadonlySet<string>) {
+export function apiNotFound(methods: ReadonlySet<string>, basePath: string) {
   return function apiNotFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+    if (sentBrowserHome(request, reply, basePath)) return reply;
     const allowed = [...methods]
       .filter((method) => request.server.findRoute({ method, url: request.url }) !== null)
       .sort();

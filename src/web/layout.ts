@@ -1,15 +1,19 @@
-// The one shell of every server-rendered page: the document around a page's body, and the headers that
-// keep it out of caches and frames. Each family of pages brings its own stylesheet and policy.
+// The one shell of every server-rendered page: the document around a page's body (the theme, the icon),
+// and the headers that keep it out of caches and frames. Each family of pages brings its own stylesheet
+// (after the theme) and policy.
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { Html, html } from './html.ts';
+import { FAVICON_PATH, THEME_CSS } from './theme.ts';
 
 export interface PageShell {
-  /** the one inline stylesheet; the Content-Security-Policy allows it by its hash */
+  /** the family's own rules, after the shared theme, in the one inline stylesheet the policy allows by its hash */
   css: string;
-  /** the policy's directives after `default-src 'none'` and the stylesheet's `style-src`, in order */
+  /** image sources beyond this server's own (which the icon needs), e.g. `https:` for avatars */
+  imageSources?: readonly string[];
+  /** the policy's directives after `default-src 'none'`, the stylesheet's `style-src` and `img-src`, in order */
   policy: readonly string[];
-  /** more elements for the head (an icon link, a script) */
+  /** more elements for the head (a script) */
   head?: Html;
 }
 
@@ -21,6 +25,7 @@ function layout(title: string, body: Html, style: Html, head: Html | undefined):
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
         <title>${title} · tokend</title>
+        <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml" />
         ${style} ${head}
       </head>
       <body>
@@ -31,14 +36,23 @@ function layout(title: string, body: Html, style: Html, head: Html | undefined):
 
 export type PageSender = (reply: FastifyReply, status: number, title: string, body: Html) => FastifyReply;
 
+/** The Content-Security-Policy of the pages in `shell`, whose stylesheet is `css`. */
+function pagePolicy(shell: PageShell, css: string): string {
+  const cssHash = createHash('sha256').update(css).digest('base64');
+  return [
+    "default-src 'none'",
+    `style-src 'sha256-${cssHash}'`,
+    ["img-src 'self'", ...(shell.imageSources ?? [])].join(' '),
+    ...shell.policy,
+  ].join('; ');
+}
+
 /** A sender of pages in `shell`: `send(reply, status, title, body)`. */
 export function pageSender(shell: PageShell): PageSender {
-  const cssHash = createHash('sha256').update(shell.css).digest('base64');
-  const contentSecurityPolicy = ["default-src 'none'", `style-src 'sha256-${cssHash}'`, ...shell.policy].join(
-    '; ',
-  );
+  const css = THEME_CSS + shell.css;
+  const contentSecurityPolicy = pagePolicy(shell, css);
   // Built outside the template so that formatting the template never changes the hashed text.
-  const style = new Html(`<style>${shell.css}</style>`);
+  const style = new Html(`<style>${css}</style>`);
   return (reply, status, title, body) =>
     reply
       .code(status)

@@ -1,37 +1,27 @@
-// The server-rendered pages: sign-in, signed-in, consent and error. Small, accessible, no external assets
-// (the client's avatar is the one image, and it is the client's own).
+// The server-rendered pages: sign-in, signed-in, consent and error. Small, accessible, no assets from
+// elsewhere (the client's avatar is the one exception, and it is the client's own).
 import { type Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
+import { COLOURS } from './theme.ts';
 import { confirmPasswordField } from './session.ts';
 
+/** The sign-in and consent pages' own rules, after the shared theme (theme.ts). */
 const CSS = `
-:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
-body{margin:0;display:flex;justify-content:center;padding:2rem 1rem;background:#f4f4f7;color:#1d1d24}
-main{max-width:26rem;width:100%;background:#fff;border-radius:12px;padding:1.5rem 1.75rem;box-shadow:0 2px 12px #0002}
-h1{font-size:1.35rem;margin:0 0 1rem}
-label{display:block;font-weight:600;margin-top:.9rem}
-input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.55rem;margin-top:.25rem;border:1px solid #888;border-radius:6px;font:inherit}
-button{font:inherit;padding:.55rem 1.2rem;border-radius:6px;border:1px solid #555;cursor:pointer;background:#fff;color:#1d1d24}
-button.primary{background:#2457d6;border-color:#2457d6;color:#fff}
-button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
-.actions{display:flex;gap:.75rem;margin-top:1.25rem;flex-wrap:wrap}
+main{max-width:26rem}
+label{display:block;margin-top:.9rem}
+.actions{margin-top:1.25rem}
 .client{display:flex;gap:1rem;align-items:center;margin-bottom:1rem}
 .client img,.client .initial{width:64px;height:64px;border-radius:12px;flex:none;object-fit:cover}
-.client .initial{display:flex;align-items:center;justify-content:center;background:#2457d6;color:#fff;font-size:2rem;font-weight:700}
+.client .initial{display:flex;align-items:center;justify-content:center;background:${COLOURS.accent};color:#fff;font-size:2rem;font-weight:700}
 .scopes li{margin:.35rem 0}
-.error{background:#fde8e8;color:#8a1111;border-radius:6px;padding:.6rem .8rem}
-.muted{color:#555;font-size:.92rem}
 .signout{margin-top:1.25rem}
-.inline{display:inline}
-.link{background:none;border:none;padding:0;color:#2457d6;text-decoration:underline}
-@media (prefers-color-scheme:dark){body{background:#15151b;color:#e8e8ee}main{background:#22222b}
-button{background:#22222b;color:#e8e8ee}.muted{color:#aaa}.link{color:#8fb0ff}.error{background:#4a1d1d;color:#ffd6d6}}
 `;
 
-/** Sends a page; nothing but its stylesheet and the client's avatar may load, and nothing may run. */
+/** Sends a page; nothing but its stylesheet, the icon and the client's avatar may load, and nothing may run. */
 export const sendPage = pageSender({
   css: CSS,
-  policy: ['img-src https: http:', "base-uri 'none'", "frame-ancestors 'none'"],
+  imageSources: ['https:', 'http:'],
+  policy: ["base-uri 'none'", "frame-ancestors 'none'"],
 });
 
 const hiddenFields = (fields: Readonly<Record<string, string | undefined>>): Html[] =>

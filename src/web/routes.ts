@@ -1,11 +1,12 @@
-// /login and /logout, and how every page reports an error.
+// /login and /logout, the pages' icon, and how every page reports an error.
 import { clientAddress, clientGone } from '../http/client-address.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../oauth/errors.ts';
-import { doc } from '../oauth/route-doc.ts';
 import { endSession, SESSION_TTL_S } from '../auth/sessions.ts';
 import { errorPage, loginPage, signedInPage, sendPage } from './pages.ts';
 import { webLogin } from './login.ts';
+import { FAVICON_PATH, FAVICON_SVG } from './theme.ts';
+import { WEB_PAGES_TAG } from '../docs/plugin.ts';
 import {
   clearSessionCookie,
   csrfToken,
@@ -22,6 +23,18 @@ const field = (body: unknown, name: string): string | undefined => {
 };
 
 const MAX_FIELD = 1024;
+
+/** Route options that place a page in the API reference, under its web pages. */
+const pageDoc = (summary: string) => ({ schema: { tags: [WEB_PAGES_TAG], summary } });
+
+/** The icon's own answer: an image that may be cached for a day, and that runs and loads nothing. */
+function sendIcon(_request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .header('Content-Type', 'image/svg+xml')
+    .header('Cache-Control', 'public, max-age=86400')
+    .header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'")
+    .send(FAVICON_SVG);
+}
 
 /** The error handler of the pages: a short explanation, never the inside of a failure. */
 export function sendPageError(err: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply) {
@@ -52,6 +65,10 @@ export function sendPageError(err: FastifyError | OAuthError, request: FastifyRe
 }
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
+  // Every page links the icon; a browser also asks /favicon.ico of any site by itself.
+  app.get(FAVICON_PATH, { schema: { hide: true } }, sendIcon);
+  app.get('/favicon.ico', { schema: { hide: true } }, sendIcon);
+
   function showLogin(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -63,7 +80,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
 
   app.get(
     '/login',
-    doc('The sign-in page'),
+    pageDoc('The sign-in page'),
     async (request: FastifyRequest<{ Querystring: { next?: unknown } }>, reply) => {
       const next = localPath(request.query.next);
       const user = await sessionUser(deps.db, request);
@@ -81,7 +98,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
 
   app.post(
     '/login',
-    { ...doc('Sign in (the form)'), preHandler: app.csrfProtection },
+    { ...pageDoc('Sign in (the form)'), preHandler: app.csrfProtection },
     async (request, reply) => {
       const username = field(request.body, 'username')?.trim() ?? '';
       const password = field(request.body, 'password') ?? '';
@@ -118,7 +135,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
     },
   );
 
-  app.post('/logout', { ...doc('Sign out'), preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/logout', { ...pageDoc('Sign out'), preHandler: app.csrfProtection }, async (request, reply) => {
     const user = await sessionUser(deps.db, request);
     if (user) await endSession(deps.db, user.id);
     clearSessionCookie(request, reply);

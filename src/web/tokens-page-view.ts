@@ -3,46 +3,47 @@
 import { Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
 import { confirmPasswordField } from './session.ts';
+import { timeFromNow } from './relative-time.ts';
+import { COLOURS } from './theme.ts';
 
+/**
+ * The token pages' own rules, after the shared theme (theme.ts). Under 45rem the token table becomes one
+ * card per token, each value under its column's name, so that a phone shows every column in its width.
+ */
 const CSS = `
-:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
-body{margin:0;display:flex;justify-content:center;padding:2rem 1rem;background:#f4f4f7;color:#1d1d24}
-main{max-width:56rem;width:100%;background:#fff;border-radius:12px;padding:1.5rem 1.75rem;box-shadow:0 2px 12px #0002}
+main{max-width:56rem}
 h1{font-size:1.4rem;margin:0}
 h2{font-size:1.1rem;margin:1.75rem 0 .5rem}
-header{display:flex;justify-content:space-between;align-items:center;gap:1rem;flex-wrap:wrap}
+header{display:flex;justify-content:space-between;align-items:center;gap:.5rem 1rem;flex-wrap:wrap}
 table{width:100%;border-collapse:collapse;margin-top:.5rem}
-th,td{text-align:left;padding:.5rem .4rem;border-bottom:1px solid #ddd;vertical-align:top}
+th,td{text-align:left;padding:.5rem .4rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.9rem}
+.tokens .description{overflow-wrap:anywhere;min-width:8rem}
+.tokens .revoke{text-align:right}
+.tokens time{white-space:nowrap}
 code,.secret{font-family:ui-monospace,monospace}
-label{font-weight:600}
-fieldset{border:1px solid #bbb;border-radius:8px;margin:1rem 0;padding:.5rem 1rem}
+fieldset{border:1px solid #bbb;border-radius:8px;margin:1rem 0;padding:.5rem 1rem;min-width:0}
 legend{font-weight:600;padding:0 .3rem}
 .choices label{display:inline-flex;gap:.35rem;align-items:center;font-weight:400;margin:.25rem 1.25rem .25rem 0}
-input[type=text],select{padding:.5rem;border:1px solid #888;border-radius:6px;font:inherit;max-width:100%}
-input[type=text]{width:100%;box-sizing:border-box;margin-top:.25rem}
-.secret{width:100%;box-sizing:border-box;padding:.5rem;font-size:1.05rem;border:2px solid #1f7a3a;border-radius:6px}
-button,.button{font:inherit;padding:.45rem 1.1rem;border-radius:6px;border:1px solid #555;cursor:pointer;background:#fff;color:#1d1d24;text-decoration:none;display:inline-block}
-button.primary{background:#2457d6;border-color:#2457d6;color:#fff}
-button.danger{background:#b3261e;border-color:#b3261e;color:#fff}
-button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
-.actions{display:flex;gap:.75rem;margin-top:1rem;flex-wrap:wrap;align-items:center}
-.notice{background:#e3f4e8;color:#0f4d22;border-radius:6px;padding:.75rem 1rem;margin-top:1rem}
-.error{background:#fde8e8;color:#8a1111;border-radius:6px;padding:.6rem .8rem;margin-top:1rem}
-.muted{color:#555;font-size:.92rem}
-.inline{display:inline}
-[hidden]{display:none!important}
-.link{background:none;border:none;padding:0;color:#2457d6;text-decoration:underline}
-input[type=password]{padding:.5rem;border:1px solid #888;border-radius:6px;font:inherit;width:100%;box-sizing:border-box;margin-top:.25rem}
+.secret{width:100%;padding:.5rem;font-size:1.05rem;border:2px solid #1f7a3a;border-radius:6px}
+.notice,.error{margin-top:1rem}
 .apps{list-style:none;padding:0;margin:.5rem 0}
-.apps li{display:flex;gap:.75rem;align-items:center;padding:.6rem 0;border-bottom:1px solid #ddd;flex-wrap:wrap}
+.apps li{display:flex;gap:.75rem;align-items:center;padding:.6rem 0;border-bottom:1px solid var(--line);flex-wrap:wrap}
 .apps img,.apps .initial{width:40px;height:40px;border-radius:8px;flex:none;object-fit:cover}
-.apps .initial{display:flex;align-items:center;justify-content:center;background:#2457d6;color:#fff;font-weight:700}
+.apps .initial{display:flex;align-items:center;justify-content:center;background:${COLOURS.accent};color:#fff;font-weight:700}
 .apps .about{flex:1 1 14rem;min-width:0;overflow-wrap:anywhere}
-.danger-zone{border:1px solid #b3261e;border-radius:8px;padding:.25rem 1rem 1rem;margin-top:1.75rem}
-@media (prefers-color-scheme:dark){body{background:#15151b;color:#e8e8ee}main{background:#22222b}
-th,td{border-color:#444}button,.button{background:#22222b;color:#e8e8ee}.muted{color:#aaa}.link{color:#8fb0ff}
-.notice{background:#163a22;color:#c9f2d5}.error{background:#4a1d1d;color:#ffd6d6}}
+.danger-zone{border:1px solid ${COLOURS.danger};border-radius:8px;padding:.25rem 1rem 1rem;margin-top:1.75rem}
+@media (max-width:45rem){
+.tokens thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.tokens,.tokens tbody,.tokens tr,.tokens td{display:block}
+.tokens tr{border:1px solid var(--line);border-radius:8px;padding:.5rem .75rem;margin:.75rem 0}
+.tokens td{border:none;padding:.2rem 0;display:grid;grid-template-columns:6rem minmax(0,1fr);gap:.75rem}
+.tokens td::before{content:attr(data-label);font-weight:600;font-size:.9rem}
+.tokens td.description{display:block;font-weight:600;padding-bottom:.35rem}
+.tokens td.description::before,.tokens td.revoke::before{content:none}
+.tokens td.revoke{display:block;text-align:left;padding-top:.5rem}
+.secret{font-size:.95rem}
+}
 `;
 
 /** Reveals the copy buttons and copies the secret named by data-copy; without it, the field is selectable. */
@@ -69,17 +70,16 @@ export const SCRIPT_PATH = '/tokens/page.js';
 /** Sends a token page: its script comes from this server, its forms post only here, it fetches nothing. */
 export const sendTokensPage = pageSender({
   css: CSS,
+  // the avatars of connected applications (their own images)
+  imageSources: ['https:', 'http:'],
   policy: [
     "script-src 'self'",
-    // data: for the icon; http(s): for the avatars of connected applications (their own images)
-    'img-src data: https: http:',
     "connect-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
   ],
-  head: html`<link rel="icon" href="data:," />
-    <script src="${SCRIPT_PATH}" defer></script>`,
+  head: html`<script src="${SCRIPT_PATH}" defer></script>`,
 });
 
 export interface TokenRowView {
@@ -125,29 +125,6 @@ export interface ApplicationView {
   lastUsedAt: number | null;
 }
 
-const UNITS: ReadonlyArray<readonly [Intl.RelativeTimeFormatUnit, number]> = [
-  ['year', 365 * 86_400],
-  ['month', 30 * 86_400],
-  ['week', 7 * 86_400],
-  ['day', 86_400],
-  ['hour', 3600],
-  ['minute', 60],
-];
-// Made on first use: the formatter loads ICU's locale data (~8 MB of memory), which serving the API never needs.
-let relative: Intl.RelativeTimeFormat | undefined;
-
-/** "3 minutes ago", "in 2 days", "just now". */
-export function timeFromNow(at: number, now: number): string {
-  const delta = at - now;
-  const size = Math.abs(delta);
-  if (size < 60) return delta <= 0 ? 'just now' : 'in less than a minute';
-  for (const [unit, seconds] of UNITS) {
-    relative ??= new Intl.RelativeTimeFormat('en', { numeric: 'always' });
-    if (size >= seconds) return relative.format(Math.trunc(delta / seconds), unit);
-  }
-  return 'just now';
-}
-
 const isoTime = (at: number): string => new Date(at * 1000).toISOString().replace('.000Z', 'Z');
 
 function when(at: number, now: number): Html {
@@ -186,18 +163,21 @@ function createdBox(created: NonNullable<TokensPageView['created']>): Html {
 function tokenTable(view: TokensPageView): Html {
   if (view.tokens.length === 0)
     return html`<p class="muted">${view.page > 1 ? 'No more tokens.' : 'You have no API tokens yet.'}</p>`;
+  // The explicit roles keep the table a table for assistive technology when a narrow screen shows it as cards.
   const rows = view.tokens.map(
     (t) =>
-      html`<tr>
-        <td>${t.description || html`<span class="muted">(no description)</span>`}</td>
-        <td>
+      html`<tr role="row">
+        <td role="cell" class="description" data-label="Description">
+          ${t.description || html`<span class="muted">(no description)</span>`}
+        </td>
+        <td role="cell" data-label="Privileges">
           ${t.privilegeNames.length ? t.privilegeNames.join(', ') : html`<span class="muted">none</span>`}
         </td>
-        <td>${when(t.lastUsed, view.now)}</td>
-        <td>
+        <td role="cell" data-label="Last used">${when(t.lastUsed, view.now)}</td>
+        <td role="cell" class="expires" data-label="Expires">
           ${t.expiresAt === undefined ? html`<span class="muted">never</span>` : when(t.expiresAt, view.now)}
         </td>
-        <td>
+        <td role="cell" class="revoke">
           <a
             class="button"
             href="/tokens/${t.id}/revoke"
@@ -207,17 +187,17 @@ function tokenTable(view: TokensPageView): Html {
         </td>
       </tr>`,
   );
-  return html`<table aria-label="Your API tokens">
-    <thead>
-      <tr>
-        <th scope="col">Description</th>
-        <th scope="col">Privileges</th>
-        <th scope="col">Last used</th>
-        <th scope="col">Expires</th>
-        <th scope="col"><span class="muted">Action</span></th>
+  return html`<table class="tokens" role="table" aria-label="Your API tokens">
+    <thead role="rowgroup">
+      <tr role="row">
+        <th role="columnheader" scope="col">Description</th>
+        <th role="columnheader" scope="col">Privileges</th>
+        <th role="columnheader" scope="col">Last used</th>
+        <th role="columnheader" scope="col">Expires</th>
+        <th role="columnheader" scope="col"><span class="muted">Action</span></th>
       </tr>
     </thead>
-    <tbody>
+    <tbody role="rowgroup">
       ${rows}
     </tbody>
   </table>`;

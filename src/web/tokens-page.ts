@@ -48,16 +48,14 @@ import {
   type TokenRowView,
   type TokensPageView,
 } from './tokens-page-view.ts';
+import { expiryLabel } from './relative-time.ts';
 
 const DAY = 86_400;
-export const EXPIRY_CHOICES = [
+/** The expiry choices of the form, named by the rule the list uses ("In 1 month" is listed "in 1 month"). */
+export const EXPIRY_CHOICES: ReadonlyArray<{ value: string; label: string }> = [
   { value: '', label: 'Never' },
-  { value: String(DAY), label: 'In 1 day' },
-  { value: String(7 * DAY), label: 'In 7 days' },
-  { value: String(30 * DAY), label: 'In 30 days' },
-  { value: String(90 * DAY), label: 'In 90 days' },
-  { value: String(365 * DAY), label: 'In 1 year' },
-] as const;
+  ...[DAY, 7 * DAY, 30 * DAY, 90 * DAY, 365 * DAY].map((s) => ({ value: String(s), label: expiryLabel(s) })),
+];
 
 const HIDDEN = { schema: { hide: true } } as const;
 

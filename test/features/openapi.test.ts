@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RouteOptions } from 'fastify';
 import { build } from '../helpers/app.ts';
+import { withoutEmptyTags } from '../../src/docs/plugin.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -134,6 +135,85 @@ describe('OpenAPI document', () => {
     const body = JSON.stringify(create.requestBody);
     assert.match(body, /"expires_in"/);
     assert.match(JSON.stringify(create.responses), /"expires_at"/);
+  });
+
+  it('is titled for tokend, and every section has operations: the sign-in pages under "web pages"', async (t) => {
+    const { h } = await buildRecordingRoutes(t);
+    const doc = (await h.app.inject({ url: '/api/v1/openapi.json' })).json() as {
+      info: { title: string; description: string };
+      tags: Array<{ name: string; description: string }>;
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    assert.equal(doc.info.title, 'tokend');
+    assert.match(doc.info.description, /^tokend, the token service/);
+    assert.match(doc.info.description, /`\/api\/v1`/);
+    const declared = doc.tags.map((tag) => tag.name);
+    assert.deepEqual(declared, ['tokens', 'users', 'oauth', 'web pages', 'operations']);
+    const used = new Map<string, string[]>();
+    for (const [path, item] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(item).filter(([k]) => METHODS.includes(k))) {
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.ok(op.tags && op.tags.length > 0, `${where} is in no section (it would show under "default")`);
+        for (const tag of op.tags) {
+          assert.ok(declared.includes(tag), `${where}: section ${tag} is not declared`);
+          used.set(tag, [...(used.get(tag) ?? []), where]);
+        }
+      }
+    for (const tag of declared) assert.ok(used.has(tag), `section ${tag} is empty`);
+    assert.deepEqual(used.get('web pages')?.sort(), ['GET /login', 'POST /login', 'POST /logout']);
+    for (const tag of doc.tags) assert.notEqual(tag.description, '', tag.name);
+  });
+
+  it('leaves out a declared section that no route is in', () => {
+    const trimmed = withoutEmptyTags({
+      paths: { '/a': { get: { tags: ['kept'] } }, '/b': { parameters: [], post: {} } },
+      tags: [{ name: 'kept' }, { name: 'empty' }],
+    });
+    assert.deepEqual(trimmed.tags, [{ name: 'kept' }]);
+  });
+
+  it('titles the reference page for tokend, and its top bar loads {base_url}/v1/openapi.json', async (t) => {
+    for (const basePath of ['/api', '/x/y', '']) {
+      const { h } = await buildRecordingRoutes(t, { BASE_PATH: basePath });
+      const page = await h.app.inject({ url: `${basePath}/docs` });
+      assert.equal(page.statusCode, 200, basePath);
+      assert.match(page.body, /<title>API reference · tokend<\/title>/);
+      assert.match(
+        page.body,
+        /<link rel="icon" type="image\/svg\+xml" href="[^"]*\/static\/theme\/favicon\.svg"/,
+      );
+      assert.doesNotMatch(page.body, /favicon-32x32\.png/);
+      const icon = await h.app.inject({ url: `${basePath}/docs/static/theme/favicon.svg` });
+      assert.equal(icon.statusCode, 200);
+      assert.equal(icon.headers['content-type'], 'image/svg+xml');
+      const init = await h.app.inject({ url: `${basePath}/docs/static/swagger-initializer.js` });
+      assert.equal(init.statusCode, 200);
+      assert.match(String(init.headers['content-type']), /^application\/javascript/);
+      // The top bar's list of documents names the public one, which swagger-ui loads instead of `url`.
+      const config = /const config = (\{.*\})\n/.exec(init.body)?.[1];
+      assert.ok(config, init.body);
+      const urls = (JSON.parse(config) as { urls?: Array<{ url: string; name: string }> }).urls;
+      assert.deepEqual(
+        urls?.map((u) => u.url),
+        [`${basePath}/v1/openapi.json`],
+      );
+      // The logo in the top bar is tokend's.
+      assert.match(init.body, /data:image\/svg\+xml;base64,/);
+      const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(init.body)?.[1] ?? '';
+      assert.match(Buffer.from(logo, 'base64').toString('utf8'), />tokend<\/text>/);
+      // …and what it loads is the document.
+      const served = await h.app.inject({ url: `${basePath}/v1/openapi.json` });
+      assert.equal(served.statusCode, 200);
+      const doc = served.json() as {
+        info: { title: string };
+        paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      };
+      assert.equal(doc.info.title, 'tokend');
+      // The API's error envelope is documented for the API only, wherever it lives.
+      assert.ok(doc.paths[`${basePath}/v1/tokens`]?.get?.responses.default, basePath);
+      assert.equal(doc.paths['/login']?.get?.responses.default, undefined, basePath);
+      assert.equal(doc.paths['/health/live']?.get?.responses.default, undefined, basePath);
+    }
   });
 
   it('serves the interactive reference at {base_url}/docs', async (t) => {

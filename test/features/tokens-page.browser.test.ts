@@ -1,12 +1,18 @@
 // The token page in a real browser (headless Chromium via playwright-core): sign in, create a token with the
-// keyboard only, copy its secret, revoke after the confirmation; and the same without JavaScript.
-// Screenshots go to test/artifacts/tokens-*.png.
+// keyboard only, copy its secret, revoke after the confirmation; the same without JavaScript; the page on
+// a phone. Screenshots go to test/artifacts/tokens-*.png, and those the README shows to docs/screenshots/.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import type { Page } from 'playwright-core';
-import { build, body } from '../helpers/app.ts';
-import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
+import type { Browser, Page } from 'playwright-core';
+import { build, body, type Harness } from '../helpers/app.ts';
+import {
+  ARTIFACTS,
+  SCREENSHOTS,
+  launchChromium,
+  serveOnLoopback,
+  skipWithoutChromium,
+} from '../helpers/browser.ts';
 import { TokenPrivilege } from '../../src/privileges.ts';
 import { nowSeconds } from '../../src/clock.ts';
 
@@ -18,9 +24,7 @@ function watchConsole(page: Page): string[] {
     if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
   });
   page.on('response', (r) => {
-    // The login page (not this one) leaves the browser to look for /favicon.ico.
-    if (r.status() >= 400 && new URL(r.url()).pathname !== '/favicon.ico')
-      problems.push(`${r.status()} ${r.url()}`);
+    if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
   });
   page.on('pageerror', (e) => problems.push(e.message));
   return problems;
@@ -186,6 +190,154 @@ describe('token page in a real browser [sqlite]', () => {
   );
 });
 
+const DAY = 86_400;
+
+/** The tokens of the screenshots: fixed descriptions, and times that read the same on every run. */
+async function screenshotTokens(h: Harness, userId: number): Promise<void> {
+  const now = nowSeconds();
+  const tokens = [
+    { description: 'score uploader', privileges: TokenPrivilege.ReadConfidential, used: 3 * 3600 },
+    {
+      description:
+        'Chat bot of the community server: announces new top plays and answers !rank and !recent in the lobby',
+      privileges: TokenPrivilege.Write | TokenPrivilege.Bancho,
+      used: 2 * DAY,
+      expires: 30 * DAY,
+    },
+    {
+      description: 'leaderboard-importer-on-the-staging-cluster-node-0042-nightly',
+      privileges: TokenPrivilege.ReadConfidential | TokenPrivilege.Write,
+      used: 40 * 60,
+      expires: 7 * DAY,
+    },
+    { description: '', privileges: 0, used: 90 * DAY, expires: 365 * DAY },
+  ];
+  for (const token of tokens) {
+    const { id } = await h.createToken(userId, token);
+    await h.store.db
+      .updateTable('tokens')
+      .set({
+        last_updated: now - token.used,
+        expires_at: token.expires === undefined ? null : now + token.expires,
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+}
+
+/** A browser context of the given width, light colours and no animations, signed in on the token page. */
+async function tokenPageAt(
+  browser: Browser,
+  origin: string,
+  viewport: { width: number; height: number },
+  user: { username: string; password: string },
+): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({
+    viewport,
+    deviceScaleFactor: 1,
+    colorScheme: 'light',
+    reducedMotion: 'reduce',
+    isMobile: viewport.width < 500,
+    hasTouch: viewport.width < 500,
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const problems = watchConsole(page);
+  await signIn(page, origin, user.username, user.password);
+  return { page, problems };
+}
+
+describe('token page layout in a real browser [sqlite]', () => {
+  it(
+    'fits a 390 px phone: no sideways scrolling, every row shows its expiry and Revoke; screenshots',
+    { skip: skipWithoutChromium, timeout: 90_000 },
+    async (t) => {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      const h = await build(t, 'sqlite');
+      const origin = await serveOnLoopback(h);
+      const user = await h.createUser({ username: 'alice', password: 'correct horse' });
+      await screenshotTokens(h, user.id);
+      const browser = await launchChromium(t);
+
+      // The desktop page, for the README.
+      const desktop = await tokenPageAt(browser, origin, { width: 1024, height: 768 }, user);
+      await desktop.page.getByRole('row', { name: /score uploader/ }).waitFor();
+      assert.match(
+        await desktop.page.getByRole('row', { name: /Chat bot/ }).innerText(),
+        /2 days ago\s+in 1 month/,
+      );
+      // The icon every page links loads under the page's policy.
+      const iconWidth = await desktop.page.evaluate(`(async () => {
+        const image = new Image();
+        image.src = document.querySelector('link[rel=icon]').href;
+        await image.decode();
+        return image.naturalWidth;
+      })()`);
+      assert.equal(iconWidth, 32);
+      await desktop.page.screenshot({ path: `${SCREENSHOTS}tokens-page.png`, fullPage: true });
+      // Either side of the width where the table turns into cards, nothing runs off the side either.
+      for (const width of [1280, 721, 720, 560]) {
+        await desktop.page.setViewportSize({ width, height: 768 });
+        const scrollWidth = await desktop.page.evaluate('document.documentElement.scrollWidth');
+        assert.ok(Number(scrollWidth) <= width, `the page is ${String(scrollWidth)} px wide at ${width} px`);
+      }
+      assert.deepEqual(desktop.problems, [], 'console errors or failed loads on the desktop page');
+
+      const { page, problems } = await tokenPageAt(browser, origin, { width: 390, height: 844 }, user);
+      await page.getByRole('row', { name: /score uploader/ }).waitFor();
+      const widths = (await page.evaluate(
+        '({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })',
+      )) as { scroll: number; inner: number };
+      assert.equal(widths.inner, 390);
+      assert.ok(widths.scroll <= widths.inner, `the page is ${widths.scroll} px wide in a 390 px window`);
+
+      const rows = page.locator('table.tokens tbody tr');
+      assert.equal(await rows.count(), 4);
+      for (let i = 0; i < 4; i++) {
+        const row = rows.nth(i);
+        const expires = row.locator('td.expires');
+        const revoke = row.getByRole('link', { name: /^Revoke/ });
+        assert.match(await expires.innerText(), /^(never|in 1 (week|month|year))$/);
+        for (const [name, control] of [
+          ['Expires', expires],
+          ['Revoke', revoke],
+        ] as const) {
+          await control.evaluate((element) =>
+            (element as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'center' }),
+          );
+          assert.ok(await control.isVisible(), `row ${i}: ${name} is visible`);
+          const box = await control.boundingBox();
+          assert.ok(box && box.width > 0 && box.height > 0, `row ${i}: ${name} has a box`);
+          assert.ok(
+            box.x >= 0 && box.x + box.width <= 390 && box.y >= 0 && box.y + box.height <= 844,
+            `row ${i}: ${name} at ${JSON.stringify(box)} is outside the 390×844 viewport`,
+          );
+        }
+        // A long description wraps inside its card instead of widening it.
+        const description = row.locator('td.description');
+        type Box = { scrollWidth: number; clientWidth: number };
+        const overflow = await description.evaluate((cell) => {
+          const box = cell as unknown as Box;
+          return box.scrollWidth - box.clientWidth;
+        });
+        assert.ok(overflow <= 0, `row ${i}: the description overflows by ${overflow} px`);
+      }
+      // The form's fields and the sign-out-everywhere button fit too.
+      for (const control of [
+        page.getByLabel('Description'),
+        page.getByRole('button', { name: 'Create token' }),
+        page.getByRole('link', { name: 'Sign out everywhere…' }),
+      ]) {
+        const box = await control.boundingBox();
+        assert.ok(box && box.x >= 0 && box.x + box.width <= 390, JSON.stringify(box));
+      }
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.screenshot({ path: `${SCREENSHOTS}tokens-page-phone.png`, fullPage: true });
+      assert.deepEqual(problems, [], 'console errors or failed loads on the phone page');
+    },
+  );
+});
+
 describe('API reference page in a real browser [sqlite]', () => {
   it(
     'renders every operation of the document under the security headers',
@@ -198,14 +350,42 @@ describe('API reference page in a real browser [sqlite]', () => {
       const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
       page.setDefaultTimeout(15_000);
       const problems = watchConsole(page);
+      const loaded = page.waitForRequest(`${origin}/api/v1/openapi.json`);
       await page.goto(`${origin}/api/docs`);
+      await loaded;
       await page.locator('.opblock').first().waitFor();
       const doc = (await h.app.inject({ url: '/api/v1/openapi.json' })).json() as {
         paths: Record<string, object>;
       };
       const operations = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
       assert.equal(await page.locator('.opblock').count(), operations);
-      await page.screenshot({ path: `${ARTIFACTS}api-docs.png` });
+      // Titled for tokend; the top bar names the document's own address, which the page loaded.
+      assert.equal(await page.title(), 'API reference · tokend');
+      assert.match(await page.locator('.topbar select').innerText(), /\/api\/v1\/openapi\.json/);
+      assert.equal(
+        await page
+          .locator('.info .title')
+          .first()
+          .innerText()
+          .then((s) => s.split('\n')[0]),
+        'tokend',
+      );
+      // Every section has operations; none is left in "default"; the sign-in pages have their own.
+      const sections = page.locator('.opblock-tag-section');
+      const names: string[] = [];
+      for (let i = 0; i < (await sections.count()); i++) {
+        const section = sections.nth(i);
+        const name = String(await section.locator('.opblock-tag').getAttribute('data-tag'));
+        names.push(name);
+        assert.ok((await section.locator('.opblock').count()) > 0, `section ${name} is empty`);
+      }
+      assert.deepEqual(names, ['tokens', 'users', 'oauth', 'web pages', 'operations']);
+      const webPages = page.locator('.opblock-tag-section', { has: page.locator('[data-tag="web pages"]') });
+      assert.deepEqual(
+        (await webPages.locator('.opblock-summary-path').allInnerTexts()).map((s) => s.trim()).sort(),
+        ['/login', '/login', '/logout'],
+      );
+      await page.screenshot({ path: `${ARTIFACTS}api-docs.png`, fullPage: true });
       assert.deepEqual(problems, []);
     },
   );

@@ -13,6 +13,12 @@ const CHROMIUM = '/usr/bin/chromium';
 /** Where the browser tests put their screenshots. */
 export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 
+/**
+ * Where the screenshots the documentation shows are kept (they are committed). Tests that write there use
+ * fixed names, light colours and times that read the same on every run, so re-running changes no file.
+ */
+export const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+
 /** The skip reason when Chromium is not installed, else false; with CI=true a missing Chromium fails. */
 export const skipWithoutChromium = !existsSync(CHROMIUM) && !IN_CI ? `${CHROMIUM} is not installed` : false;
 

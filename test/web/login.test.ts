@@ -31,7 +31,12 @@ for (const dialect of DIALECTS) {
       assert.ok(csrfOf(r.body));
       assert.ok(browser.cookies.has('_csrf'));
       assert.match(r.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
-      assert.doesNotMatch(r.body, /<script|<link|https?:\/\//);
+      // Nothing runs and nothing loads from elsewhere; the one link is the server's own icon.
+      assert.doesNotMatch(r.body, /<script|https?:\/\//);
+      assert.deepEqual(
+        [...r.body.matchAll(/<link[^>]*>/g)].map((m) => m[0]),
+        ['<link rel="icon" href="/favicon.svg" type="image/svg+xml" />'],
+      );
     });
 
     it('signs in with a private token in an HttpOnly, SameSite=Lax rt cookie', async (t) => {
