@@ -32,7 +32,29 @@ export async function serve(config: Config): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app.close().catch(() => {});
+    throw new Error(listenFailure(err, config), { cause: err });
+  }
+}
+
+/** Why the server could not listen, naming HOST and PORT and what to do (one line). */
+export function listenFailure(err: unknown, config: Pick<Config, 'host' | 'port'>): string {
+  const where = `cannot listen on ${config.host}:${config.port} (HOST, PORT)`;
+  switch ((err as { code?: unknown } | null)?.code) {
+    case 'EADDRINUSE':
+      return `${where}: the port is already in use (another tokend?); stop that process, or set PORT to a free port`;
+    case 'EACCES':
+      return `${where}: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE); set PORT to 1024 or above`;
+    case 'EADDRNOTAVAIL':
+      return `${where}: no network interface of this machine has that address; set HOST to one it has (or 0.0.0.0)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `${where}: the host name does not resolve; set HOST to an address of this machine`;
+  }
+  return `${where}: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 /** Loads the config or exits with one line naming the bad variable. */

@@ -14,6 +14,8 @@ export interface OptionSpec {
   /** The option may be given several times (strings only). */
   multiple?: boolean;
   short?: string;
+  /** Older names of the option, still accepted but never shown in help. */
+  aliases?: string[];
 }
 
 interface CommandBase {

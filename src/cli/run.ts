@@ -1,5 +1,7 @@
-// The dispatcher: finds the command in argv, parses its options (node:util parseArgs, strict), prints
-// help, runs it, prints its output (one JSON object with --json) and turns failures into exit code 1.
+// The dispatcher: finds the command in argv, parses its options (node:util parseArgs, strict, older
+// option names included), prints help or the version, runs the command, prints its output (one JSON
+// object with --json) and turns failures into one line on stderr and exit code 1.
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/database.ts';
@@ -39,8 +41,7 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
     name: PROGRAM,
     summary: 'tokend: the token service of the v1 user-account API, and its administration commands',
     description:
-      'Configuration comes from the environment (DATABASE_URL, PORT, BCRYPT_COST, …; see README.md).\n' +
-      'U, wherever a command takes one, is a user id or a username.',
+      'Configuration comes from the environment (DATABASE_URL, PORT, BCRYPT_COST, …; see README.md).',
     subcommands: commands,
   };
   const resources: Resources = { store: undefined };
@@ -79,6 +80,11 @@ async function dispatch(root: GroupCommand, argv: string[], io: Io, resources: R
       io.stdout.write(groupHelp(node, path));
       return 0;
     }
+    if ((arg === '--version' || arg === '-V') && path.length === 0) {
+      const version = readVersion();
+      io.stdout.write(carried.length > 0 ? `${JSON.stringify({ version })}\n` : `${PROGRAM} ${version}\n`);
+      return 0;
+    }
     if (arg === 'help' && path.length === 0) return printHelpFor(root, argv.slice(i + 1), io);
     if (arg === '--json') {
       carried.push(arg);
@@ -96,6 +102,14 @@ async function dispatch(root: GroupCommand, argv: string[], io: Io, resources: R
     i++;
   }
   return runLeaf(node, path, [...carried, ...argv.slice(i)], io, resources);
+}
+
+/** The version in package.json, read only when asked for. */
+function readVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown;
+  };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
 }
 
 function printHelpFor(root: GroupCommand, words: string[], io: Io): number {
@@ -128,6 +142,8 @@ async function runLeaf(
       ...(spec.short ? { short: spec.short } : {}),
       ...(spec.multiple ? { multiple: true } : {}),
     };
+    for (const alias of spec.aliases ?? [])
+      options[alias] = { type: spec.type, ...(spec.multiple ? { multiple: true } : {}) };
   }
   let values: Record<string, string | boolean | Array<string | boolean> | undefined>;
   try {
@@ -138,6 +154,16 @@ async function runLeaf(
       return 0;
     }
     throw new CliError(describeParseError(err), name);
+  }
+  // An older name of an option (OptionSpec.aliases) gives the option its value.
+  for (const [key, spec] of Object.entries(command.options)) {
+    for (const alias of spec.aliases ?? []) {
+      if (values[alias] === undefined) continue;
+      if (values[key] !== undefined)
+        throw new CliError(`give --${key} once (--${alias} is its older name)`, name);
+      values[key] = values[alias];
+      delete values[alias];
+    }
   }
   if (values.help === true) {
     io.stdout.write(leafHelp(command, path));
@@ -241,10 +267,9 @@ function leafHelp(command: LeafCommand, path: string[]): string {
   const rows = Object.entries({ ...command.options, ...COMMON_OPTIONS }).map(([key, spec]) => {
     const short = spec.short ? `-${spec.short}, ` : '';
     const value = spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : '';
-    const notes = [spec.required ? '(required)' : '', spec.multiple ? '(may be repeated)' : ''].filter(
-      Boolean,
-    );
-    return [`${short}--${key}${value}`, [spec.description, ...notes].join(' ')] as const;
+    const notes = [spec.required ? 'required' : '', spec.multiple ? 'may be repeated' : ''].filter(Boolean);
+    const described = notes.length > 0 ? `${spec.description} (${notes.join(', ')})` : spec.description;
+    return [`${short}--${key}${value}`, described] as const;
   });
   return [
     `Usage: ${usage}`,
@@ -280,6 +305,7 @@ function groupHelp(group: GroupCommand, path: string[]): string {
     '',
     `Every command takes --json (one JSON object on stdout) and --help.`,
     `Run "${prefix} <command> --help" for a command's options.`,
+    ...(path.length === 0 ? [`"${PROGRAM} --version" (or -V) prints the version.`] : []),
     '',
   ].join('\n');
 }

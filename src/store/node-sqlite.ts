@@ -1,5 +1,8 @@
 // Adapts node:sqlite's DatabaseSync to the small interface Kysely's SqliteDialect drives,
 // caching prepared statements so repeated queries skip SQLite's parser.
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
@@ -114,4 +117,92 @@ export class QueryOnlySqliteDatabase {
     if (this.raw?.isOpen) this.raw.close();
     this.raw = undefined;
   }
+}
+
+// ---- before opening a file -------------------------------------------------------------------------
+
+const codeOf = (err: unknown): string | undefined => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+
+/** The user this process runs as, for "not writable for user …". */
+function whoAmI(): string {
+  try {
+    return `user ${userInfo().username}`;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
+}
+
+/** Why a file-system call on `what` failed, in words (for the errors SQLite's own messages leave vague). */
+function refusal(err: unknown, what: string): string {
+  switch (codeOf(err)) {
+    case 'EACCES':
+    case 'EPERM':
+      return `${what}: permission denied for ${whoAmI()}`;
+    case 'EROFS':
+      return `${what} is on a read-only file system`;
+    case 'ENOSPC':
+      return `no space left on the device of ${what}`;
+    default:
+      return `${what}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/**
+ * Why tokend cannot open (and write) the SQLite database at `path`, in words naming the path, or
+ * undefined when it can. A missing directory is created when its parent exists (so the default
+ * data/tokend.db works in a fresh checkout); a longer missing chain is more likely a typo, and is reported.
+ * SQLite in WAL mode also creates `-wal` and `-shm` files beside the database, so the directory must be
+ * writable too.
+ */
+export function sqliteFileProblem(path: string): string | undefined {
+  const file = resolve(path);
+  const dir = dirname(file);
+  // The nearest ancestor of the file that exists.
+  let existing = dir;
+  for (;;) {
+    try {
+      if (!statSync(existing).isDirectory()) return `${existing} is a file, not a directory`;
+      break;
+    } catch (err) {
+      const code = codeOf(err);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return refusal(err, existing);
+      const up = dirname(existing);
+      if (up === existing) return `the directory ${dir} does not exist`;
+      existing = up;
+    }
+  }
+  if (existing !== dir) {
+    if (existing !== dirname(dir)) return `the directory ${dir} does not exist (nor does ${dirname(dir)})`;
+    try {
+      mkdirSync(dir);
+    } catch (err) {
+      return `the directory ${dir} does not exist and cannot be created: ${refusal(err, dirname(dir))}`;
+    }
+  }
+  try {
+    const stats = statSync(file);
+    if (stats.isDirectory()) return `${file} is a directory, not a database file`;
+    try {
+      accessSync(file, constants.R_OK | constants.W_OK);
+    } catch (err) {
+      const code = codeOf(err);
+      return code === 'EACCES' || code === 'EPERM'
+        ? `the file ${file} is read-only for ${whoAmI()}`
+        : refusal(err, file);
+    }
+  } catch (err) {
+    if (codeOf(err) !== 'ENOENT') return refusal(err, file);
+  }
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    const code = codeOf(err);
+    return code === 'EACCES' || code === 'EPERM'
+      ? `the directory ${dir} is not writable for ${whoAmI()} (SQLite writes its -wal and -shm files beside the database)`
+      : refusal(err, dir);
+  }
+  return undefined;
 }

@@ -1,12 +1,19 @@
 // The tokend command line itself: help, unknown commands and options, missing and bad values, config errors.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as registry from '../../src/cli/commands/index.ts';
 import { isGroup, type Command, type LeafCommand } from '../../src/cli/command.ts';
-import { runCli, onlyJson } from './run-cli.ts';
+import { parseTokenPrivileges, parseUserPrivileges } from '../../src/cli/privilege-option.ts';
+import { isBanned, limit, tokenPrivilegeNames } from '../../src/privileges.ts';
+import { cliHarness, runCli, onlyJson } from './run-cli.ts';
+
+const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 /** Every runnable command path with its declaration, from the registry main.ts dispatches through. */
 function leaves(commands: Command[], prefix: string[] = []): Array<[string[], LeafCommand]> {
@@ -83,11 +90,148 @@ describe('tokend: help', { concurrency: 4 }, () => {
     }
   });
 
+  it('tokend --version and -V print the version in package.json', async () => {
+    const [long, short, json] = await Promise.all([
+      runCli(['--version']),
+      runCli(['-V']),
+      runCli(['--json', '--version']),
+    ]);
+    for (const r of [long, short]) {
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `tokend ${PACKAGE.version}\n`);
+    }
+    assert.deepEqual(onlyJson(json), { version: PACKAGE.version });
+    assert.match((await runCli(['--help'])).stdout, /--version/);
+  });
+
   it('no command at all: the usage on stderr and exit code 1', async () => {
     const r = await runCli([]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^Usage: tokend <command>/);
+  });
+});
+
+describe('tokend: help text', { concurrency: 4 }, () => {
+  for (const [path, command] of LEAVES) {
+    it(`tokend ${path.join(' ')} --help says each thing once`, async () => {
+      const r = await runCli([...path, '--help']);
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '');
+      assert.deepEqual(
+        lines.filter((l, i) => lines.indexOf(l) !== i),
+        [],
+        'no line twice',
+      );
+      // The Options table explains each option: the paragraphs above it do not explain them again.
+      for (const key of Object.keys(command.options))
+        assert.doesNotMatch(command.description ?? '', new RegExp(`--${key}\\b`), `--${key} explained twice`);
+      for (const line of lines.filter((l) => l.startsWith('--')))
+        assert.ok((line.match(/repeat/g) ?? []).length <= 1, `said twice: ${line}`);
+    });
+  }
+
+  it('the command list says once that every command takes --json and --help', async () => {
+    const r = await runCli(['--help']);
+    assert.equal(r.stdout.match(/Every command takes --json/g)?.length, 1);
+  });
+
+  /** Every `--privileges X` of a token or user command shown in --help or in the README. */
+  function privilegeExamples(): Array<{ kind: 'token' | 'user'; line: string; value: string }> {
+    const examples = LEAVES.flatMap(([, c]) => c.examples ?? []);
+    const readme = README.split('\n').filter((l) => /tokend .*(token|user) /.test(l));
+    const out: Array<{ kind: 'token' | 'user'; line: string; value: string }> = [];
+    for (const line of [...examples, ...readme]) {
+      const kind = /\btoken create\b/.test(line)
+        ? 'token'
+        : /\buser (create|set-privileges)\b/.test(line)
+          ? 'user'
+          : undefined;
+      const value = /--privileges[ =]([\w,+]+)/.exec(line)?.[1];
+      // A placeholder (N) of a usage line is no example.
+      if (kind && value && !/^[A-Z]$/.test(value)) out.push({ kind, line, value });
+    }
+    return out;
+  }
+
+  it('examples never ask for token privileges that no owner is granted, nor ban the user they create', () => {
+    const found = privilegeExamples();
+    assert.ok(
+      found.some((e) => e.kind === 'token') && found.some((e) => e.kind === 'user'),
+      'examples found',
+    );
+    for (const { kind, line, value } of found) {
+      if (kind === 'token') {
+        const requested = parseTokenPrivileges(value, 'token create');
+        const neverGranted = tokenPrivilegeNames(requested & ~limit(requested, 0xffffffff));
+        assert.deepEqual(neverGranted, [], `${line}: no user is ever granted ${neverGranted.join(', ')}`);
+      } else {
+        const privileges = parseUserPrivileges(value, 'user create');
+        assert.ok(!isBanned(privileges), `${line}: privileges ${privileges} ban the user`);
+      }
+    }
+  });
+
+  it('token create --help names the token privileges never granted', async () => {
+    const r = await runCli(['token', 'create', '--help']);
+    assert.match(r.stdout, /\bRead is never granted/);
+  });
+});
+
+describe('tokend: renamed options', { concurrency: 4 }, () => {
+  it('--client names a client and --user-id a new user; their older name --id still works, unlisted', async (t) => {
+    const h = await cliHarness(t);
+    assert.equal(
+      (await h.json(['user', 'create', '--username', 'a', '--password', 'p', '--user-id', '7'])).id,
+      7,
+    );
+    assert.equal((await h.json(['user', 'create', '--username', 'b', '--password', 'p', '--id', '9'])).id, 9);
+    const both = await h.cli([
+      'user',
+      'create',
+      '--username',
+      'c',
+      '--password',
+      'p',
+      '--id',
+      '3',
+      '--user-id',
+      '4',
+    ]);
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, /give --user-id once \(--id is its older name\)/);
+
+    const uri = ['--redirect-uri', 'https://app.example/cb'];
+    const one = await h.json(['client', 'create', '--name', 'One', ...uri]);
+    const two = await h.json(['client', 'create', '--name', 'Two', ...uri]);
+    assert.deepEqual(await h.json(['client', 'delete', '--client', one.id as string]), {
+      id: one.id,
+      deleted: true,
+    });
+    assert.deepEqual(await h.json(['client', 'delete', '--id', two.id as string]), {
+      id: two.id,
+      deleted: true,
+    });
+
+    for (const path of [
+      ['user', 'create'],
+      ['client', 'delete'],
+    ]) {
+      const help = await runCli([...path, '--help']);
+      assert.doesNotMatch(help.stdout, /--id\b/, `${path.join(' ')} --help shows no --id`);
+    }
+  });
+
+  it('a client id is --client and a token id --id in every command', () => {
+    for (const [path, command] of LEAVES) {
+      for (const [key, spec] of Object.entries(command.options)) {
+        if (/\bclient id\b/.test(spec.description)) assert.equal(key, 'client', `${path.join(' ')} --${key}`);
+        if (key === 'id') assert.match(spec.description, /\btoken id\b/, `${path.join(' ')} --id`);
+      }
+    }
   });
 });
 
@@ -118,7 +262,21 @@ describe('tokend: usage errors', { concurrency: 4 }, () => {
     ],
     ['a negative id', ['token', 'revoke', '--id=-3'], /--id: expected an integer/],
     ['a zero id', ['token', 'revoke', '--id', '0'], /--id: expected an integer/],
-    ['a fractional user id', ['user', 'create', '--username', 'x', '--password', 'p', '--id', '1.5'], /--id/],
+    [
+      'a fractional user id',
+      ['user', 'create', '--username', 'x', '--password', 'p', '--user-id', '1.5'],
+      /--user-id: expected an integer/,
+    ],
+    [
+      'a user privilege number with a bit no user privilege has',
+      ['user', 'create', '--username', 'x', '--password', 'p', '--privileges', '8388611'],
+      /--privileges: 8388611 has the bit 8388608, which is no user privilege; user privileges are the bits 1 \(UserPublic\) to 4194304 \(AdminCaker\), 8388607 for all of them/,
+    ],
+    [
+      'user privileges with bits beyond 2^32',
+      ['user', 'set-privileges', '--user', '1', '--privileges', String(2 ** 40 + 3)],
+      /--privileges: 1099511627779 has the bit 1099511627776, which is no user privilege/,
+    ],
     [
       'an unknown privilege name',
       ['user', 'create', '--username', 'x', '--password', 'p', '--privileges', 'UserPublic,Wizard'],
@@ -156,6 +314,7 @@ describe('tokend: usage errors', { concurrency: 4 }, () => {
 describe('tokend: configuration errors', { concurrency: 4 }, () => {
   for (const [variable, value] of [
     ['PORT', 'abc'],
+    ['PORT', '-1'],
     ['DATABASE_URL', 'oracle://db'],
     ['BCRYPT_COST', '99'],
   ] as const) {

@@ -19,14 +19,28 @@ export interface CliResult {
 /** Longest one CLI run may take before the test fails (a hung process must not hang the suite). */
 const RUN_LIMIT_MS = 20_000;
 
+/** A user to run the CLI as (spawn's uid and gid), e.g. one that file permissions apply to. */
+export interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * Who file permissions apply to: this process, or, when it runs as root (which ignores permission
+ * bits), the user "nobody". The files such a test makes must then be reachable for that user.
+ */
+export const UNPRIVILEGED: RunAs | undefined =
+  process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; input?: string; entry?: string } = {},
+  options: { env?: Record<string, string>; input?: string; entry?: string; as?: RunAs } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [options.entry ?? MAIN, ...args], {
       env: { PATH: process.env.PATH ?? '', BCRYPT_COST: '4', LOG_LEVEL: 'silent', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.as ? { uid: options.as.uid, gid: options.as.gid } : {}),
     });
     let stdout = '';
     let stderr = '';

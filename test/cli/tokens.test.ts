@@ -1,6 +1,7 @@
 // tokend token …: tokens issued by the CLI work over HTTP; listing and revoking; every dialect's flow.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { openStore } from '../../src/store/database.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { cliHarness, type CliHarness } from './run-cli.ts';
 
@@ -148,6 +149,40 @@ describe('tokend token', { concurrency: 4 }, () => {
     );
   });
 
+  it('list shows when each token expires (never, or the UTC time)', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'dan', '--password', 'p']);
+    const lasting = await h.json(['token', 'create', '--user', 'dan', '--description', 'lasting']);
+    const expiring = await h.json(['token', 'create', '--user', 'dan', '--description', 'expiring']);
+    const expiresAt = Date.UTC(2099, 0, 2, 3, 4, 5) / 1000;
+    const store = await openStore(h.database.config, { migrate: false });
+    try {
+      await store.db
+        .updateTable('tokens')
+        .set({ expires_at: expiresAt })
+        .where('id', '=', expiring.id as number)
+        .execute();
+    } finally {
+      await store.close();
+    }
+    const listed = (await h.json(['token', 'list', '--user', 'dan'])) as {
+      tokens: Array<{ id: number; expires_at: number | null }>;
+    };
+    assert.deepEqual(
+      listed.tokens.map((tk) => [tk.id, tk.expires_at]),
+      [
+        [lasting.id, null],
+        [expiring.id, expiresAt],
+      ],
+    );
+    const text = await h.cli(['token', 'list', '--user', 'dan']);
+    assert.equal(text.code, 0, text.stderr);
+    const [header, ...rows] = text.stdout.trimEnd().split('\n');
+    assert.match(header ?? '', /\bEXPIRES \(UTC\)/);
+    assert.match(rows[0] ?? '', new RegExp(`^${lasting.id}\\s.*\\snever\\s+lasting$`));
+    assert.match(rows[1] ?? '', new RegExp(`^${expiring.id}\\s.*\\s2099-01-02 03:04:05\\s+expiring$`));
+  });
+
   it('revoke deletes the token at once; revoking an unknown id is exit code 1', async (t) => {
     const h = await cliHarness(t);
     await h.json(['user', 'create', '--username', 'dan', '--password', 'p']);
@@ -194,7 +229,16 @@ for (const dialect of DIALECTS) {
   describe(`tokend on ${dialect}`, () => {
     it('user create (explicit and next id), token create/list/revoke, ban', async (t) => {
       const h = await cliHarness(t, dialect);
-      const first = await h.json(['user', 'create', '--username', 'x1', '--password', 'p', '--id', '500']);
+      const first = await h.json([
+        'user',
+        'create',
+        '--username',
+        'x1',
+        '--password',
+        'p',
+        '--user-id',
+        '500',
+      ]);
       const next = await h.json(['user', 'create', '--username', 'x2', '--password', 'p']);
       assert.equal(first.id, 500);
       assert.equal(next.id, 501);

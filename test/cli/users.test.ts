@@ -1,6 +1,8 @@
 // tokend user …: each command through a child process, checked through the HTTP API on the same database.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { openStore } from '../../src/store/database.ts';
+import { setUserPrivileges } from '../../src/users/repository.ts';
 import { cliHarness, onlyJson, type CliHarness } from './run-cli.ts';
 import { InjectBrowser } from '../oauth/helpers.ts';
 
@@ -14,7 +16,14 @@ describe('tokend user', { concurrency: 4 }, () => {
   it('create prints the new id (JSON and text); the user can log in over HTTP', async (t) => {
     const h = await cliHarness(t);
     const created = await h.json(['user', 'create', '--username', 'Alice Smith', '--password', 'pw 1']);
-    assert.deepEqual(Object.keys(created).sort(), ['id', 'password_version', 'privileges', 'username']);
+    assert.deepEqual(Object.keys(created).sort(), [
+      'banned',
+      'id',
+      'password_version',
+      'privileges',
+      'username',
+    ]);
+    assert.equal(created.banned, false);
     assert.equal(typeof created.id, 'number');
     assert.equal(created.username, 'Alice Smith');
     assert.equal(created.privileges, 3);
@@ -32,7 +41,7 @@ describe('tokend user', { concurrency: 4 }, () => {
     assert.equal((await login(h, 'Alice Smith', 'wrong')).code, 403);
   });
 
-  it('create takes --id, --privileges (number or names) and --password-version 1 (a 418 at login)', async (t) => {
+  it('create takes --user-id, --privileges (number or names) and --password-version 1 (a 418 at login)', async (t) => {
     const h = await cliHarness(t);
     const a = await h.json([
       'user',
@@ -41,7 +50,7 @@ describe('tokend user', { concurrency: 4 }, () => {
       'a',
       '--password',
       'p',
-      '--id',
+      '--user-id',
       '4000',
       '--privileges',
       '571',
@@ -76,12 +85,21 @@ describe('tokend user', { concurrency: 4 }, () => {
 
   it('create refuses a taken username (also after normalisation) or id, with exit code 1', async (t) => {
     const h = await cliHarness(t);
-    await h.json(['user', 'create', '--username', 'Taken Name', '--password', 'p', '--id', '7']);
+    await h.json(['user', 'create', '--username', 'Taken Name', '--password', 'p', '--user-id', '7']);
     const sameName = await h.cli(['user', 'create', '--username', 'taken_name', '--password', 'p', '--json']);
     assert.equal(sameName.code, 1);
     assert.equal(sameName.stdout, '');
     assert.match(sameName.stderr, /^tokend: a user named "Taken Name" already exists \(id 7\)/);
-    const sameId = await h.cli(['user', 'create', '--username', 'other', '--password', 'p', '--id', '7']);
+    const sameId = await h.cli([
+      'user',
+      'create',
+      '--username',
+      'other',
+      '--password',
+      'p',
+      '--user-id',
+      '7',
+    ]);
     assert.equal(sameId.code, 1);
     assert.match(sameId.stderr, /user id 7 is already taken/);
     const users = await h.json(['user', 'list']);
@@ -120,6 +138,95 @@ describe('tokend user', { concurrency: 4 }, () => {
     assert.equal((await login(h, 'dave', 'p')).code, 402);
   });
 
+  it('privileges that ban the user are accepted, and create and set-privileges say so', async (t) => {
+    const h = await cliHarness(t);
+    const created = await h.json([
+      'user',
+      'create',
+      '--username',
+      'fay',
+      '--password',
+      'p',
+      '--privileges',
+      '1',
+    ]);
+    assert.equal(created.banned, true);
+    assert.match(
+      String(created.warning),
+      /^privileges 1 ban the user \(an active user holds both UserPublic and UserNormal\)/,
+    );
+    assert.equal((await login(h, 'fay', 'p')).code, 402);
+
+    const text = await h.cli([
+      'user',
+      'create',
+      '--username',
+      'gus',
+      '--password',
+      'p',
+      '--privileges',
+      'UserNormal,UserDonor',
+    ]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      /^Created user \d+ gus, privileges 6 .*\nWarning: privileges 6 ban the user .*"tokend user unban" lifts the ban\.\n$/,
+    );
+
+    const fine = await h.json(['user', 'create', '--username', 'hal', '--password', 'p']);
+    assert.equal(fine.banned, false);
+    assert.equal(fine.warning, undefined);
+    const demoted = await h.json([
+      'user',
+      'set-privileges',
+      '--user',
+      'hal',
+      '--privileges',
+      'UserPublic,UserDonor',
+    ]);
+    assert.equal(demoted.banned, true);
+    assert.match(String(demoted.warning), /^privileges 5 ban the user/);
+    const demotedText = await h.cli(['user', 'set-privileges', '--user', 'hal', '--privileges', '4']);
+    assert.match(demotedText.stdout, /privileges 5 → 4 .*\nWarning: privileges 4 ban the user/);
+    const restored = await h.json(['user', 'set-privileges', '--user', 'hal', '--privileges', '7']);
+    assert.equal(restored.banned, false);
+    assert.equal(restored.warning, undefined);
+    const restoredText = await h.cli(['user', 'set-privileges', '--user', 'hal', '--privileges', '3']);
+    assert.doesNotMatch(restoredText.stdout, /Warning/);
+  });
+
+  it('user privileges with a bit no user privilege has are refused, and nothing changes', async (t) => {
+    const h = await cliHarness(t);
+    await h.json([
+      'user',
+      'create',
+      '--username',
+      'ivy',
+      '--password',
+      'p',
+      '--privileges',
+      'UserPublic,UserNormal,AdminCaker',
+    ]);
+    for (const args of [
+      ['user', 'create', '--username', 'jo', '--password', 'p', '--privileges', String(2 ** 23 + 3)],
+      ['user', 'set-privileges', '--user', 'ivy', '--privileges', String(2 ** 23 + 3)],
+      ['user', 'set-privileges', '--user', 'ivy', '--privileges', String(2 ** 31)],
+      ['user', 'set-privileges', '--user', 'ivy', '--privileges', String(2 ** 52)],
+    ]) {
+      const r = await h.cli([...args, '--json']);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, /^tokend: --privileges: \d+ has the bit \d+, which is no user privilege;/);
+    }
+    const { users } = (await h.json(['user', 'list'])) as {
+      users: Array<{ username: string; privileges: number }>;
+    };
+    assert.deepEqual(
+      users.map((u) => [u.username, u.privileges]),
+      [['ivy', 3 + 2 ** 22]],
+    );
+  });
+
   it('ban clears UserPublic and UserNormal only; unban sets both; a banned user gets 402', async (t) => {
     const h = await cliHarness(t);
     await h.json([
@@ -146,10 +253,17 @@ describe('tokend user', { concurrency: 4 }, () => {
     assert.equal((await login(h, 'erin', 'p')).code, 200);
   });
 
-  it('ban and unban keep bits above 2^31', async (t) => {
+  it('ban and unban keep bits above 2^31 that a user already holds (e.g. in an imported database)', async (t) => {
     const h = await cliHarness(t);
     const high = 2 ** 40 + 2 ** 33 + 3;
-    await h.json(['user', 'create', '--username', 'hi', '--password', 'p', '--privileges', String(high)]);
+    const { id } = await h.json(['user', 'create', '--username', 'hi', '--password', 'p']);
+    // The CLI sets only known bits; a database from elsewhere may hold others.
+    const store = await openStore(h.database.config, { migrate: false });
+    try {
+      await setUserPrivileges(store.db, id as number, high);
+    } finally {
+      await store.close();
+    }
     assert.equal((await h.json(['user', 'ban', '--user', 'hi'])).privileges, high - 3);
     assert.equal((await h.json(['user', 'unban', '--user', 'hi'])).privileges, high);
   });
@@ -259,7 +373,7 @@ describe('tokend user', { concurrency: 4 }, () => {
   it('list shows every user in id order with the banned flag', async (t) => {
     const h = await cliHarness(t);
     assert.deepEqual(await h.json(['user', 'list']), { users: [] });
-    await h.json(['user', 'create', '--username', 'g1', '--password', 'p', '--id', '20']);
+    await h.json(['user', 'create', '--username', 'g1', '--password', 'p', '--user-id', '20']);
     await h.json([
       'user',
       'create',
@@ -267,7 +381,7 @@ describe('tokend user', { concurrency: 4 }, () => {
       'g2',
       '--password',
       'p',
-      '--id',
+      '--user-id',
       '10',
       '--privileges',
       '2',

@@ -108,6 +108,19 @@ describe('loadConfig()', () => {
     it(`${JSON.stringify(env)} is a ConfigError naming ${variable}`, () => refuses(env, variable));
   }
 
+  it('a bad integer setting says the allowed range, whatever was wrong with it', () => {
+    for (const value of ['-1', '70000', 'abc', '80.5', ' 1e3', '99999999999999999999'])
+      assert.throws(
+        () => loadConfig({ PORT: value }),
+        { message: `PORT: expected an integer from 0 to 65535, got ${JSON.stringify(value)}` },
+        value,
+      );
+    assert.throws(() => loadConfig({ DB_TIMEOUT_MS: '99' }), {
+      message: 'DB_TIMEOUT_MS: expected an integer from 100 to 600000, got "99"',
+    });
+    assert.equal(loadConfig({ PORT: ' 8081 ' }).port, 8081, 'spaces around a number are fine');
+  });
+
   it('names the variable even when other values are good', () => {
     refuses({ PORT: '8080', HOST: '::', DATABASE_URL: 'ftp://x' }, 'DATABASE_URL');
   });

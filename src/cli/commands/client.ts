@@ -45,17 +45,14 @@ async function resolveOwner(store: Store, ref: string | undefined) {
 const create: LeafCommand = {
   name: 'create',
   summary: 'Register an OAuth client and print its id and secret (the secret is shown only this once)',
-  description:
-    'Redirect URIs are matched exactly; give --redirect-uri once per URI.\n' +
-    '--public registers a client without a secret (a browser or native app); it must use PKCE,\n' +
-    'as every client must. Without --owner, the user with the lowest id owns the client.',
+  description: 'Every client must use PKCE (S256), confidential or public.',
   examples: [
     'tokend client create --name "Score Tracker" --redirect-uri https://tracker.example/callback --owner alice',
   ],
   options: {
     name: {
       type: 'string',
-      value: 'N',
+      value: 'NAME',
       required: true,
       description: 'the name users see on the consent page',
     },
@@ -64,11 +61,18 @@ const create: LeafCommand = {
       value: 'URI',
       required: true,
       multiple: true,
-      description: 'an allowed redirect URI (repeatable)',
+      description: 'an allowed redirect URI, matched exactly',
     },
-    owner: { type: 'string', value: 'U', description: "the owner's user id or username" },
+    owner: {
+      type: 'string',
+      value: 'U',
+      description: "the owner's user id or username (default: the user with the lowest id)",
+    },
     avatar: { type: 'string', value: 'URL', description: 'an http(s) URL of the app icon' },
-    public: { type: 'boolean', description: 'no client secret (the app cannot keep one)' },
+    public: {
+      type: 'boolean',
+      description: 'no client secret: a browser or native app, which cannot keep one',
+    },
   },
   async run(args, ctx) {
     const store = await ctx.store();
@@ -139,9 +143,11 @@ const list: LeafCommand = {
 const remove: LeafCommand = {
   name: 'delete',
   summary: 'Delete a client; its codes, tokens and consents go with it',
-  options: { id: { type: 'string', value: 'ID', required: true, description: 'the client id' } },
+  options: {
+    client: { type: 'string', value: 'ID', required: true, aliases: ['id'], description: 'the client id' },
+  },
   async run(args, ctx) {
-    const id = args.string('id');
+    const id = args.string('client');
     const store = await ctx.store();
     if (!(await deleteClient(store.db, id))) throw new CliError(`no client with id ${JSON.stringify(id)}`);
     return { json: { id, deleted: true }, text: `Client ${id} deleted, with every token issued to it.` };
@@ -151,7 +157,7 @@ const remove: LeafCommand = {
 const token: LeafCommand = {
   name: 'token',
   summary: 'Mint a bearer access token for a user and client, without the browser flow (operators, tests)',
-  description: `Scopes: ${SCOPE_NAMES.join(', ')} (space-separated). The token expires like any other.`,
+  description: `The scopes are ${SCOPE_NAMES.join(', ')}. The token expires like any other.`,
   examples: ['tokend client token --client 3f2a… --user alice --scope "read_confidential write"'],
   options: {
     client: { type: 'string', value: 'ID', required: true, description: 'the client id' },

@@ -1,5 +1,5 @@
 // tokend token …: issue, list and revoke API tokens without HTTP (same service as POST /v1/tokens).
-import { isBanned, tokenPrivilegeNames } from '../../privileges.ts';
+import { isBanned, limit, TokenPrivilege, tokenPrivilegeNames } from '../../privileges.ts';
 import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../../tokens/repository.ts';
@@ -17,21 +17,35 @@ const userOption: OptionSpec = {
   description: 'the owner: a user id, or a username',
 };
 
+/** Token privileges that limit() grants to no owner at all, whatever their user privileges. */
+const NEVER_GRANTED = Object.entries(TokenPrivilege)
+  .filter(([, bit]) => limit(bit, 0xffffffff) === 0)
+  .map(([name]) => name);
+
 const names = (privileges: number): string => tokenPrivilegeNames(privileges).join(' | ') || 'none';
 
 const create: LeafCommand = {
   name: 'create',
   summary: 'Issue a token for a user and print its secret (shown only this once)',
   description:
-    'The privileges granted are limit(requested, owner): bits the owner may not hold are dropped.\n' +
-    '--privileges takes a bit mask or token privilege names (ReadConfidential,Write,…); default 0.\n' +
-    '--private makes a token that GET /v1/tokens never lists (as the web login does).',
+    'The privileges granted are limit(requested, owner): bits the owner may not hold are dropped,\n' +
+    'and the output names them.' +
+    (NEVER_GRANTED.length > 0
+      ? ` ${NEVER_GRANTED.join(', ')} ${NEVER_GRANTED.length === 1 ? 'is' : 'are'} never granted (no user holds what ${NEVER_GRANTED.length === 1 ? 'it requires' : 'they require'}).`
+      : ''),
   examples: ['tokend token create --user alice --privileges ReadConfidential,Write --description "my bot"'],
   options: {
     user: userOption,
-    privileges: { type: 'string', value: 'N', description: 'requested token privileges (default 0)' },
+    privileges: {
+      type: 'string',
+      value: 'N',
+      description: 'requested token privileges: a bit mask or names, e.g. ReadConfidential,Write (default 0)',
+    },
     description: { type: 'string', value: 'D', description: 'free text stored with the token' },
-    private: { type: 'boolean', description: 'never list the token in GET /v1/tokens' },
+    private: {
+      type: 'boolean',
+      description: 'never list the token in GET /v1/tokens (as the tokens of a web login)',
+    },
     force: { type: 'boolean', description: 'create it even beyond TOKENS_PER_USER_MAX' },
   },
   async run(args, ctx) {

@@ -1,7 +1,8 @@
 // tokend export / tokend import: move users, tokens and OAuth clients between databases (e.g. from
 // SQLite to PostgreSQL) as JSON Lines. Only hashes are stored, so the file holds no secret in clear.
-import { createReadStream, createWriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { createReadStream, createWriteStream, statSync, type ReadStream, type WriteStream } from 'node:fs';
+import { once, type EventEmitter } from 'node:events';
+import { dirname, resolve } from 'node:path';
 import { CliError, type LeafCommand } from '../command.ts';
 
 const fileOption = (verb: string) =>
@@ -11,6 +12,61 @@ const summary = (counts: Record<string, number>): string =>
   Object.entries(counts)
     .map(([table, n]) => `${table}: ${n}`)
     .join('\n');
+
+/** Why `path` cannot be read or created, as the end of a sentence ("cannot read x.jsonl: no such file"). */
+export function fileProblem(err: unknown, path: string, creating: boolean): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return creating ? `the directory ${dirname(resolve(path))} does not exist` : 'no such file';
+    case 'EEXIST':
+      return 'it already exists (export never overwrites a file: choose another name, or remove it)';
+    case 'EACCES':
+    case 'EPERM':
+      return creating
+        ? `permission denied (the directory ${dirname(resolve(path))} is not writable for this user)`
+        : 'permission denied (the file is not readable for this user)';
+    case 'EISDIR':
+      return 'it is a directory';
+    case 'ENOTDIR':
+      return 'a part of its path is not a directory';
+    case 'EROFS':
+      return 'the file system is read-only';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'ENAMETOOLONG':
+      return 'the name is too long';
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Opens `path` (read, or create-only for writing): resolves once open, or fails with a one-line CliError. */
+async function openFile<S extends ReadStream | WriteStream>(
+  path: string,
+  creating: boolean,
+  open: () => S,
+): Promise<S> {
+  const verb = creating ? 'create' : 'read';
+  // Opening a directory for reading succeeds on Linux; the first read would fail.
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    // A missing (or unreachable) path is reported by the open below, with its reason.
+  }
+  if (isDirectory) throw new CliError(`cannot ${verb} ${path}: it is a directory`);
+  const stream = open();
+  // Not events.once(stream, 'open'): it rejects with the raw error. This listener stays, so a later
+  // error is never unhandled; a once(stream, …) waiting then rejects with it as well.
+  const events: EventEmitter = stream;
+  await new Promise<void>((opened, failed) => {
+    events.on('error', (err) =>
+      failed(new CliError(`cannot ${verb} ${path}: ${fileProblem(err, path, creating)}`)),
+    );
+    events.once('open', () => opened());
+  });
+  return stream;
+}
 
 /** Lines of a stream, read only once iteration starts (readline drops lines nobody is iterating yet). */
 async function* linesOf(input: NodeJS.ReadableStream): AsyncGenerator<string> {
@@ -31,13 +87,7 @@ export const exportCommand: LeafCommand = {
     const path = args.string('file');
     const store = await ctx.store();
     const { exportDatabase } = await import('../../transfer/export.ts');
-    const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
-    await Promise.race([
-      once(out, 'open'),
-      once(out, 'error').then(([err]) => {
-        throw new CliError(`cannot create ${path}: ${(err as Error).message}`);
-      }),
-    ]);
+    const out = await openFile(path, true, () => createWriteStream(path, { flags: 'wx', mode: 0o600 }));
     const counts = await exportDatabase(
       store.db,
       async (line) => {
@@ -61,21 +111,18 @@ export const importCommand: LeafCommand = {
   options: { file: fileOption('read') },
   async run(args, ctx) {
     const path = args.string('file');
-    const store = await ctx.store();
-    const { importDatabase, ImportError } = await import('../../transfer/import.ts');
-    const input = createReadStream(path, { encoding: 'utf8' });
-    await Promise.race([
-      once(input, 'open'),
-      once(input, 'error').then(([err]) => {
-        throw new CliError(`cannot read ${path}: ${(err as Error).message}`);
-      }),
-    ]);
+    // The file first: a wrong name must not create (and migrate) the database of DATABASE_URL.
+    const input = await openFile(path, false, () => createReadStream(path, { encoding: 'utf8' }));
     try {
-      const counts = await importDatabase(store.db, store.dialect, linesOf(input));
-      return { json: { file: path, counts }, text: `imported from ${path}\n${summary(counts)}` };
-    } catch (err) {
-      if (err instanceof ImportError) throw new CliError(`${path}: ${err.message}`);
-      throw err;
+      const store = await ctx.store();
+      const { importDatabase, ImportError } = await import('../../transfer/import.ts');
+      try {
+        const counts = await importDatabase(store.db, store.dialect, linesOf(input));
+        return { json: { file: path, counts }, text: `imported from ${path}\n${summary(counts)}` };
+      } catch (err) {
+        if (err instanceof ImportError) throw new CliError(`${path}: ${err.message}`);
+        throw err;
+      }
     } finally {
       input.destroy();
     }

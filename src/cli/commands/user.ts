@@ -42,6 +42,18 @@ const userSummary = (user: Pick<UserRow, 'id' | 'username' | 'privileges'>) => (
   banned: isBanned(user.privileges),
 });
 
+/**
+ * What a command that sets privileges says when they ban the user (isBanned decides): a text line, and
+ * the `warning` field of its `--json` object. Nothing when they do not.
+ */
+function warnIfBanned(style: Style, privileges: number): { lines: string[]; json: { warning?: string } } {
+  if (!isBanned(privileges)) return { lines: [], json: {} };
+  const warning =
+    `privileges ${privileges} ban the user (an active user holds both UserPublic and UserNormal): ` +
+    'they cannot log in and their tokens carry no privileges; "tokend user unban" lifts the ban.';
+  return { lines: [style.yellow(`Warning: ${warning}`)], json: { warning } };
+}
+
 /** Sets or clears UserPublic+UserNormal without touching any other bit, also above 2^31. */
 const withActiveBits = (privileges: number, active: boolean): number =>
   Number(active ? BigInt(privileges) | BigInt(ACTIVE) : BigInt(privileges) & ~BigInt(ACTIVE));
@@ -50,11 +62,7 @@ const create: LeafCommand = {
   name: 'create',
   summary: 'Create a user (privileges default to 3: UserPublic + UserNormal)',
   description:
-    'Prints the new user id. --privileges takes a bit mask or user privilege names (UserPublic,UserNormal,…).\n' +
-    'On a terminal tokend asks for the password; --password-stdin reads it from standard input;\n' +
-    '--password P takes it from the command line (other users can see it in `ps`).\n' +
-    '--password-version 1 marks a legacy password\n' +
-    'that the API refuses with 418.',
+    'Prints the new user id. Privileges without UserPublic or UserNormal create a banned user (it says so).',
   examples: [
     'tokend user create --username alice                 # asks for the password',
     'printf "%s\\n" "$PW" | tokend user create --username admin --password-stdin --privileges 571',
@@ -62,19 +70,30 @@ const create: LeafCommand = {
   options: {
     username: { type: 'string', value: 'NAME', required: true, description: 'the username' },
     ...PASSWORD_OPTIONS,
-    id: { type: 'string', value: 'N', description: 'an explicit user id (default: the next free id)' },
-    privileges: { type: 'string', value: 'N', description: 'user privileges (default 3)' },
+    'user-id': {
+      type: 'string',
+      value: 'N',
+      aliases: ['id'],
+      description: 'an explicit user id (default: the next free id)',
+    },
+    privileges: {
+      type: 'string',
+      value: 'N',
+      description: 'a bit mask or user privilege names, e.g. UserPublic,UserNormal,UserDonor (default 3)',
+    },
     'password-version': {
       type: 'string',
       value: 'N',
-      description: `${CURRENT_PASSWORD_VERSION} (default) or ${LEGACY_PASSWORD_VERSION} (legacy)`,
+      description:
+        `${CURRENT_PASSWORD_VERSION} (default) or ${LEGACY_PASSWORD_VERSION}: a legacy password, ` +
+        'which the API refuses with 418',
     },
   },
   async run(args, ctx) {
     const username = args.string('username').trim();
     const problem = usernameProblem(username);
     if (problem !== undefined) throw new CliError(`--username: ${problem}`, args.command);
-    const id = args.optionalInteger('id', 1, MAX_ID);
+    const id = args.optionalInteger('user-id', 1, MAX_ID);
     const rawPrivileges = args.optionalString('privileges');
     const privileges =
       rawPrivileges === undefined ? ACTIVE : parseUserPrivileges(rawPrivileges, args.command);
@@ -106,9 +125,20 @@ const create: LeafCommand = {
       if (isUniqueViolation(err)) throw new CliError('a user with that id or username already exists');
       throw err;
     }
+    const warned = warnIfBanned(ctx.style, privileges);
     return {
-      json: { id: newId, username, privileges, password_version: passwordVersion },
-      text: `Created user ${ctx.style.bold(String(newId))} ${username}, privileges ${describePrivileges(ctx.style, privileges)}`,
+      json: {
+        id: newId,
+        username,
+        privileges,
+        banned: isBanned(privileges),
+        password_version: passwordVersion,
+        ...warned.json,
+      },
+      text: [
+        `Created user ${ctx.style.bold(String(newId))} ${username}, privileges ${describePrivileges(ctx.style, privileges)}`,
+        ...warned.lines,
+      ].join('\n'),
     };
   },
 };
@@ -117,20 +147,34 @@ const setPrivileges: LeafCommand = {
   name: 'set-privileges',
   summary: "Replace a user's privileges (their tokens follow with the next request)",
   description:
-    '--privileges takes a bit mask or user privilege names (UserPublic,UserNormal,AdminAccessRAP,…).',
+    'Privileges without UserPublic or UserNormal ban the user (it says so); "tokend user ban" does that\n' +
+    'and keeps every other bit.',
   examples: ['tokend user set-privileges --user alice --privileges UserPublic,UserNormal,UserDonor'],
   options: {
     user: userOption,
-    privileges: { type: 'string', value: 'N', required: true, description: 'the new user privileges' },
+    privileges: {
+      type: 'string',
+      value: 'N',
+      required: true,
+      description: 'the new user privileges: a bit mask or names, e.g. UserPublic,UserNormal,AdminAccessRAP',
+    },
   },
   async run(args, ctx) {
     const privileges = parseUserPrivileges(args.string('privileges'), args.command);
     const store = await ctx.store();
     const user = await requireUser(store, args.string('user'));
     await setUserPrivileges(store.db, user.id, privileges);
+    const warned = warnIfBanned(ctx.style, privileges);
     return {
-      json: { ...userSummary({ ...user, privileges }), previous_privileges: user.privileges },
-      text: `User ${user.id} ${user.username}: privileges ${user.privileges} → ${describePrivileges(ctx.style, privileges)}`,
+      json: {
+        ...userSummary({ ...user, privileges }),
+        previous_privileges: user.privileges,
+        ...warned.json,
+      },
+      text: [
+        `User ${user.id} ${user.username}: privileges ${user.privileges} → ${describePrivileges(ctx.style, privileges)}`,
+        ...warned.lines,
+      ].join('\n'),
     };
   },
 };

@@ -1,0 +1,183 @@
+// docs/tokend.service, the example systemd unit: systemd-analyze accepts it, it runs bin/tokend.js serve
+// (never npm) on an explicit Node with the usual service settings, and that command, run as the unit
+// runs it, serves and exits 0 on SIGTERM. bin/tokend.js itself refuses a Node older than 24 in one line.
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { IN_CI } from '../helpers/dialects.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+const UNIT_FILE = join(ROOT, 'docs', 'tokend.service');
+const UNIT = readFileSync(UNIT_FILE, 'utf8');
+const SYSTEMD_ANALYZE = '/usr/bin/systemd-analyze';
+/** Where the example unit expects the checkout. */
+const INSTALLED_AT = '/opt/tokend';
+
+/** The settings of one section: key → values, in order (a key may be given more than once). */
+function section(unit: string, name: string): Map<string, string[]> {
+  const body = new RegExp(`^\\[${name}\\]\\n([\\s\\S]*?)(?=^\\[|(?![\\s\\S]))`, 'm').exec(unit)?.[1];
+  assert.ok(body !== undefined, `the unit has a [${name}] section`);
+  const settings = new Map<string, string[]>();
+  for (const line of body.split('\n')) {
+    if (line.trim() === '' || /^\s*[#;]/.test(line)) continue;
+    const eq = line.indexOf('=');
+    assert.ok(eq > 0, `a setting: ${line}`);
+    const key = line.slice(0, eq).trim();
+    settings.set(key, [...(settings.get(key) ?? []), line.slice(eq + 1).trim()]);
+  }
+  return settings;
+}
+
+const service = section(UNIT, 'Service');
+const one = (key: string): string => {
+  const values = service.get(key) ?? [];
+  assert.equal(values.length, 1, `[Service] ${key}= once`);
+  return values[0] ?? '';
+};
+
+/** ExecStart= split into the Node binary, the entry script and its arguments. */
+function execStart(): { node: string; script: string; args: string[] } {
+  const [node = '', script = '', ...args] = one('ExecStart').split(/\s+/);
+  return { node, script, args };
+}
+
+/** The unit with this checkout and the running (Node 24) binary in place of the example paths. */
+function localUnit(): string {
+  const { node } = execStart();
+  return UNIT.replaceAll(`ExecStart=${node} `, `ExecStart=${process.execPath} `).replaceAll(
+    INSTALLED_AT,
+    ROOT,
+  );
+}
+
+function scratch(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tokend-service-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('docs/tokend.service', () => {
+  it('runs bin/tokend.js serve on an explicit Node 24, never through npm', () => {
+    const { node, script, args } = execStart();
+    assert.match(node, /^\/\S*\/node$/, 'an absolute path to node');
+    assert.equal(script, `${INSTALLED_AT}/bin/tokend.js`);
+    assert.deepEqual(args, ['serve']);
+    assert.doesNotMatch(one('ExecStart'), /\bnpm\b/);
+    const comments = UNIT.split('\n').filter((l) => l.startsWith('#'));
+    assert.ok(
+      comments.some((l) => /Node 24/.test(l)),
+      'a comment says the Node must be 24 or newer',
+    );
+    assert.ok(existsSync(join(ROOT, 'bin', 'tokend.js')));
+  });
+
+  it('has the settings a service needs: its own user, an environment file, restarts, hardening', () => {
+    const user = one('User');
+    assert.ok(user !== '' && user !== 'root', 'a dedicated user');
+    assert.match(one('EnvironmentFile'), /^-?\/\S+$/);
+    assert.equal(one('Restart'), 'on-failure');
+    assert.equal(one('NoNewPrivileges'), 'yes');
+    assert.match(one('ProtectSystem'), /^(strict|full)$/);
+    assert.equal(one('PrivateTmp'), 'yes');
+    // A SIGTERM'd tokend may take 10 s (15 s with WORKERS > 1) to drain: systemd must wait longer.
+    assert.equal(one('KillSignal'), 'SIGTERM');
+    assert.ok(Number(one('TimeoutStopSec')) > 15, 'TimeoutStopSec is longer than the drain');
+    assert.ok(section(UNIT, 'Install').get('WantedBy')?.includes('multi-user.target'));
+  });
+
+  const skipAnalyze =
+    existsSync(SYSTEMD_ANALYZE) || IN_CI
+      ? false
+      : `${SYSTEMD_ANALYZE} is not installed (apt-get install systemd)`;
+  it('systemd-analyze verify accepts it, without a warning', { skip: skipAnalyze }, (t) => {
+    assert.ok(existsSync(SYSTEMD_ANALYZE), `CI=true needs ${SYSTEMD_ANALYZE} (apt-get install systemd)`);
+    const dir = scratch(t);
+    const path = join(dir, 'tokend.service');
+    writeFileSync(path, localUnit());
+    const r = spawnSync(SYSTEMD_ANALYZE, ['verify', path], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.error, undefined);
+    assert.equal(r.status, 0, r.stderr);
+    // It warns (and still exits 0) about unknown keys and bad values: none may concern this unit.
+    const ours = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => l.includes('tokend.service'));
+    assert.deepEqual(ours, []);
+  });
+
+  it('its command, run as the unit runs it, serves and exits 0 on SIGTERM', async (t) => {
+    const dir = scratch(t);
+    const { node, script, args } = execStart();
+    assert.ok(node !== '');
+    const env: Record<string, string> = {};
+    for (const setting of service.get('Environment') ?? []) {
+      const eq = setting.indexOf('=');
+      env[setting.slice(0, eq)] = setting.slice(eq + 1);
+    }
+    assert.ok(env.DATABASE_URL?.startsWith('sqlite:'), 'a default database');
+    assert.ok(env.NODE_COMPILE_CACHE, 'a compile cache of its own');
+    const child = spawn(process.execPath, [script.replace(INSTALLED_AT, ROOT), ...args], {
+      cwd: one('WorkingDirectory').replace(INSTALLED_AT, ROOT),
+      env: {
+        ...env,
+        // The unit's paths are the installed system's: here, this test's directory.
+        DATABASE_URL: `sqlite:${join(dir, 'tokend.db')}`,
+        NODE_COMPILE_CACHE: join(dir, 'cache'),
+        PORT: '0',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.after(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const origin = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no "listening" line: ${out}${stderr}`)), 20_000);
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m?.[1]) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      void exited.then((code) => reject(new Error(`exited early (${code}): ${stderr}`)));
+    });
+    assert.equal((await fetch(`${origin}/api/v1/ping`)).status, 200);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.ok(existsSync(join(dir, 'cache')), 'the compile cache went where NODE_COMPILE_CACHE says');
+  });
+});
+
+describe('bin/tokend.js on an older Node', () => {
+  const OLD_NODE = '/usr/bin/node';
+  const major = existsSync(OLD_NODE)
+    ? Number(
+        spawnSync(OLD_NODE, ['-p', 'process.versions.node.split(".")[0]'], {
+          encoding: 'utf8',
+        }).stdout.trim(),
+      )
+    : NaN;
+  const skip = !Number.isFinite(major)
+    ? `no ${OLD_NODE}`
+    : major >= 24
+      ? `${OLD_NODE} is Node ${major}: not older`
+      : false;
+  it('refuses in one line that says which Node it needs', { skip }, () => {
+    const r = spawnSync(OLD_NODE, [join(ROOT, 'bin', 'tokend.js'), '--version'], { encoding: 'utf8' });
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, '');
+    const lines = r.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(
+      lines[0] ?? '',
+      new RegExp(`^tokend: needs Node 24 or newer, and ${OLD_NODE} is Node ${major}\\.`),
+    );
+  });
+});
