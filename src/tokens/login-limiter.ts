@@ -8,31 +8,20 @@
 // - node:cluster worker (WORKERS > 1): in the primary process, shared by every worker on the machine.
 // - otherwise: in this process's memory.
 import cluster from 'node:cluster';
-import { createRequire } from 'node:module';
-import type * as Flexible from 'rate-limiter-flexible';
+import {
+  RateLimiterCluster,
+  RateLimiterClusterMaster,
+  RateLimiterCompatibleAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
 import { DEFAULT_REDIS_TIMEOUTS, RedisLink, type LinkLogger, type RedisTimeouts } from '../redis.ts';
 
-// Each limiter class comes from its own file: the package's index loads all 36 of them (Mongo, DynamoDB,
-// Etcd, …), which an idle server would hold for nothing (bench/README.md, scenario 6). The package has no
-// exports map; these files are the ones its index re-exports. The Redis limiter loads with REDIS_URL only.
-const load = createRequire(import.meta.url);
-const fromLib = (file: string): unknown => load(`rate-limiter-flexible/lib/${file}.js`);
-const RateLimiterMemory = fromLib('RateLimiterMemory') as typeof Flexible.RateLimiterMemory;
-const RateLimiterRes = fromLib('RateLimiterRes') as typeof Flexible.RateLimiterRes;
-type RateLimiterRes = Flexible.RateLimiterRes;
-type RateLimiterAbstract = Flexible.RateLimiterAbstract;
-const RateLimiterCompatibleAbstract = fromLib(
-  'RateLimiterCompatibleAbstract',
-) as typeof Flexible.RateLimiterCompatibleAbstract;
-type RateLimiterCompatibleAbstract = Flexible.RateLimiterCompatibleAbstract;
-const { RateLimiterCluster, RateLimiterClusterMaster } = fromLib('RateLimiterCluster') as Pick<
-  typeof Flexible,
-  'RateLimiterCluster' | 'RateLimiterClusterMaster'
->;
 /** The primary's side of RateLimiterCluster: it keeps the workers' counts (src/cluster.ts). */
 export { RateLimiterClusterMaster };
-const redisLimiter = () => fromLib('RateLimiterRedis') as typeof Flexible.RateLimiterRedis;
 
 export type LimitDecision = { allowed: true } | { allowed: false; retryAfterS: number };
 
@@ -200,7 +189,6 @@ export async function createLoginLimiter(settings: LimiterSettings, log: LinkLog
   const link = new RedisLink(settings.redisUrl, log, timeouts);
   // Start counting in Redis from the first request when it is there; start degraded (and say so) when not.
   await link.waitReady(timeouts.connectTimeoutMs);
-  const RateLimiterRedis = redisLimiter();
   const insurances = locals.map((local) => new InsuranceLimiter(local));
   const shared = limits.map(
     (l, i) =>
