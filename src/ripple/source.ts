@@ -1,6 +1,7 @@
 // Reading a Ripple-family database (Ripple, Akatsuki: MySQL or MariaDB) for `tokend import-ripple`:
 // its users and tokens tables, page by page in id order, over one connection of its own.
 import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { redactDatabaseUrl } from '../store/database.ts';
 
 /** A source database problem that the operator can fix: printed as one line. */
 export class RippleSourceError extends Error {
@@ -45,7 +46,7 @@ export interface RippleTokenRow {
 }
 
 export interface RippleSource {
-  /** The source's address without its password, for messages. */
+  /** The source's address with its password masked, for messages. */
   readonly address: string;
   count(table: SourceTable): Promise<number>;
   /** Up to `limit` rows with an id above `after`, in id order. */
@@ -54,27 +55,15 @@ export interface RippleSource {
   close(): Promise<void>;
 }
 
-/** A database URL with its password (if any) left out. */
-export function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
-}
-
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Opens the source at a `mysql://USER:PASSWORD@HOST:PORT/DB` (or `mariadb://`) URL and checks its tables. */
 export async function openRippleSource(url: string): Promise<RippleSource> {
   if (!/^(mysql|mariadb):\/\/[^/]+\/[^/?#]+/.test(url))
     throw new RippleSourceError(
-      `--from: expected mysql://USER:PASSWORD@HOST:PORT/DATABASE, got ${JSON.stringify(withoutPassword(url))}`,
+      `--from: expected mysql://USER:PASSWORD@HOST:PORT/DATABASE, got ${JSON.stringify(redactDatabaseUrl(url))}`,
     );
-  const address = withoutPassword(url);
+  const address = redactDatabaseUrl(url);
   const { createConnection } = await import('mysql2/promise');
   let connection: Connection;
   try {

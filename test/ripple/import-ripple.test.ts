@@ -4,6 +4,9 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
@@ -295,6 +298,34 @@ for (const dialect of DIALECTS) {
   );
 }
 
+for (const dialect of DIALECTS) {
+  describe(
+    `tokend import-ripple into ${dialect}, then export and import`,
+    { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },
+    () => {
+      it('moves a token still stored as MD5 to another database, where it keeps working', async (t) => {
+        const source = await sourceDatabase(t);
+        const h = await cliHarness(t, dialect);
+        await h.json(['import-ripple', '--from', source.url]);
+        const dir = mkdtempSync(join(tmpdir(), 'tokend-ripple-'));
+        t.after(() => rmSync(dir, { recursive: true, force: true }));
+        const file = join(dir, 'export.jsonl');
+        await h.json(['export', '--file', file]);
+        const next = await cliHarness(t, 'sqlite');
+        await next.json(['import', '--file', file]);
+        const app = await next.app();
+        const r = await app.inject({
+          method: 'GET',
+          url: '/api/v1/tokens/self',
+          headers: { 'x-ripple-token': SECRET.alicePrivate },
+        });
+        assert.equal(r.statusCode, 200, r.body);
+        assert.equal((r.json() as { description: string }).description, 'alice private');
+      });
+    },
+  );
+}
+
 describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` }, () => {
   it('names the problem in one line and writes nothing', async (t) => {
     const h = await cliHarness(t, 'sqlite');
@@ -306,7 +337,7 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
     assert.equal(refused.code, 1);
     assert.match(
       refused.stderr,
-      /cannot connect to the source database mysql:\/\/root@127\.0\.0\.1:1\/ripple: connection refused/,
+      /cannot connect to the source database mysql:\/\/root:\*\*\*@127\.0\.0\.1:1\/ripple: connection refused/,
     );
     assert.doesNotMatch(refused.stderr, /hunter2/);
 
