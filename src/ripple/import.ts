@@ -9,15 +9,15 @@
 // copied as it is; version 1 is copied too and keeps being refused with 418 at sign-in.
 // Tokens: the source stores the MD5 hex of each secret. It is kept in its legacy form (secret.ts), and
 // the credential lookup replaces it with the SHA-256 hash on the token's first use.
-import { sql } from 'kysely';
 import type { Store } from '../store/database.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { limit } from '../privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
-import { usernameProblem, usernameSafe } from '../users/username.ts';
+import { MAX_USERNAME_LENGTH, usernameProblem, usernameSafe } from '../users/username.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
 import { legacyHashOfMd5 } from '../tokens/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
+import { reserveIds } from '../store/sequences.ts';
 import type { RippleSource, RippleTokenRow, RippleUserRow, SourceCell, SourceTable } from './source.ts';
 
 /** Rows read and written at a time. */
@@ -58,7 +58,13 @@ export interface ImportSummary {
   dry_run: boolean;
   source: string;
   users: { imported: number; already_present: number };
-  tokens: { imported: number; already_present: number; privileges_limited: number };
+  tokens: {
+    imported: number;
+    already_present: number;
+    /** imported by an earlier run and deleted in tokend since: not brought back */
+    deleted_in_tokend: number;
+    privileges_limited: number;
+  };
   skipped: { count: number; rows: SkippedRow[] };
 }
 
@@ -102,6 +108,11 @@ export function rowToUser(row: RippleUserRow, now: number): UserToImport | Probl
   if (username === undefined) return problem('username is not text');
   const nameProblem = usernameProblem(username);
   if (nameProblem !== undefined) return problem(`username ${JSON.stringify(username)}: ${nameProblem}`);
+  const safe = usernameSafe(username);
+  if (safe.length > MAX_USERNAME_LENGTH)
+    return problem(
+      `username ${JSON.stringify(username)} is longer than ${MAX_USERNAME_LENGTH} characters once normalised`,
+    );
   const privileges = integer(row.privileges);
   if (privileges === undefined || privileges < 0 || privileges > MAX_PRIVILEGES)
     return problem(`privileges ${String(row.privileges)} is out of range (0 to ${MAX_PRIVILEGES})`);
@@ -116,7 +127,7 @@ export function rowToUser(row: RippleUserRow, now: number): UserToImport | Probl
   return {
     id,
     username: username.trim(),
-    username_safe: usernameSafe(username),
+    username_safe: safe,
     privileges,
     password_hash: hash,
     password_version: version,
@@ -138,6 +149,7 @@ export function rowToToken(row: RippleTokenRow): TokenToImport | Problem {
   const description = text(row.description) ?? '';
   if (description.length > MAX_DESCRIPTION_LENGTH)
     return problem(`description is longer than ${MAX_DESCRIPTION_LENGTH} characters`);
+  if (description.includes('\0')) return problem('description contains a NUL character');
   const token = text(row.token)?.trim();
   if (token === undefined || !MD5_HEX.test(token)) return problem('token is not the MD5 hex of a secret');
   const lastUpdated = integer(row.last_updated);
@@ -157,6 +169,17 @@ export function rowToToken(row: RippleTokenRow): TokenToImport | Problem {
 const isProblem = <T>(value: T | Problem): value is Problem =>
   typeof value === 'object' && value !== null && 'problem' in value;
 
+/** Database errors that mean "this row's values do not fit", as opposed to a broken connection. */
+function isValueRefused(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  // PostgreSQL's data exceptions (class 22); MySQL/MariaDB's value errors.
+  return (
+    code.startsWith('22') ||
+    /^ER_(DATA_TOO_LONG|TRUNCATED_WRONG_VALUE|WARN_DATA_OUT_OF_RANGE|INVALID_CHARACTER_STRING)/.test(code)
+  );
+}
+
 /** Copies the source's users, then its tokens, into the store's database (nothing, on a dry run). */
 export async function importRipple(
   source: RippleSource,
@@ -168,52 +191,80 @@ export async function importRipple(
     dry_run: options.dryRun,
     source: source.address,
     users: { imported: 0, already_present: 0 },
-    tokens: { imported: 0, already_present: 0, privileges_limited: 0 },
+    tokens: { imported: 0, already_present: 0, deleted_in_tokend: 0, privileges_limited: 0 },
     skipped: { count: 0, rows: [] },
   };
   const skip = (table: SourceTable, id: number | string, reason: string) => {
     summary.skipped.count++;
     summary.skipped.rows.push({ table, id, reason });
   };
-  // What this run imported (or, on a dry run, would have): the database answers for everything else,
-  // except on a dry run, where nothing was written.
-  const newUsers = new Map<number, number>(); // id → privileges (dry run only)
+  // The source users whose tokens may come along: imported now, or by an earlier run (same id, same
+  // name). A token of any other user id, even one tokend has, is skipped: it is not that user's.
+  const accepted = new Set<number>();
+  const skippedUsers = new Set<number>();
+  // What a dry run would have written, which the database cannot answer for.
+  const newUsers = new Map<number, number>(); // id → privileges
   const newNames = new Map<string, number>(); // username_safe → id
   const newHashes = new Map<string, number>(); // token_hash → id
 
-  /** Inserts rows a page at a time; a row that collides with one written meanwhile is skipped. */
+  /**
+   * Inserts a page of rows in one transaction (with, for tokens, their ids in ripple_imported_tokens).
+   * When the page is refused, row by row: a row that collides with one written meanwhile, or whose
+   * values the database refuses, is skipped with the reason.
+   */
   const write = async <Row extends { id: number }>(
     table: 'users' | 'tokens',
     rows: Row[],
-    onSkipped: (row: Row) => void,
+    onSkipped: (row: Row, reason: string) => void,
   ): Promise<Row[]> => {
     if (options.dryRun || rows.length === 0) return rows;
-    try {
-      await db.transaction().execute((trx) =>
-        trx
+    const insert = (trx: typeof db, page: Row[]) =>
+      trx.transaction().execute(async (t) => {
+        await t
           .insertInto(table)
-          .values(rows as never)
-          .execute(),
-      );
+          .values(page as never)
+          .execute();
+        if (table === 'tokens')
+          await t
+            .insertInto('ripple_imported_tokens')
+            .values(
+              page.map((row) => ({ id: row.id, token_hash: (row as unknown as TokenToImport).token_hash })),
+            )
+            .execute();
+      });
+    try {
+      await insert(db, rows);
       return rows;
     } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
+      if (!isUniqueViolation(err) && !isValueRefused(err)) throw err;
     }
     const written: Row[] = [];
     for (const row of rows) {
       try {
-        await db
-          .insertInto(table)
-          .values(row as never)
-          .execute();
+        await insert(db, [row]);
         written.push(row);
       } catch (err) {
-        if (!isUniqueViolation(err)) throw err;
-        onSkipped(row);
+        if (isUniqueViolation(err))
+          onSkipped(
+            row,
+            `a ${table === 'users' ? 'user' : 'token'} with this id or ${table === 'users' ? 'name' : 'secret'} was created in tokend during the import`,
+          );
+        else if (isValueRefused(err))
+          onSkipped(
+            row,
+            `the database refused its values (${err instanceof Error ? err.message : String(err)})`,
+          );
+        else throw err;
       }
     }
     return written;
   };
+
+  // Ids generated meanwhile (a running server making tokens) go above the source's, not into its range.
+  if (!options.dryRun) {
+    await reserveIds(db, store.dialect, 'users', await source.maxId('users'));
+    await reserveIds(db, store.dialect, 'tokens', await source.maxId('tokens'));
+  }
 
   // Users.
   const totalUsers = await source.count('users');
@@ -226,8 +277,11 @@ export async function importRipple(
     const candidates: UserToImport[] = [];
     for (const row of page) {
       const user = rowToUser(row, options.now);
-      if (isProblem(user)) skip('users', rowId(row.id), user.problem);
-      else candidates.push(user);
+      if (isProblem(user)) {
+        skip('users', rowId(row.id), user.problem);
+        const id = integer(row.id);
+        if (id !== undefined) skippedUsers.add(id);
+      } else candidates.push(user);
     }
     if (candidates.length > 0) {
       const byId = new Map(
@@ -256,17 +310,22 @@ export async function importRipple(
             .execute()
         ).map((u) => [u.username_safe, u.id]),
       );
+      const refuse = (user: UserToImport, reason: string) => {
+        skip('users', user.id, reason);
+        skippedUsers.add(user.id);
+      };
       const toWrite: UserToImport[] = [];
       for (const user of candidates) {
         const present = byId.get(user.id);
         const holder = byName.get(user.username_safe) ?? newNames.get(user.username_safe);
         if (present !== undefined) {
-          if (present === user.username_safe) summary.users.already_present++;
-          else skip('users', user.id, `id ${user.id} is already another user's in tokend`);
+          if (present === user.username_safe) {
+            summary.users.already_present++;
+            accepted.add(user.id);
+          } else refuse(user, `id ${user.id} is already another user's in tokend`);
         } else if (holder !== undefined && holder !== user.id) {
-          skip(
-            'users',
-            user.id,
+          refuse(
+            user,
             `username ${JSON.stringify(user.username)} is the same name as user #${holder}'s once case, width and spaces are folded`,
           );
         } else {
@@ -274,10 +333,11 @@ export async function importRipple(
           toWrite.push(user);
         }
       }
-      const written = await write('users', toWrite, (user) =>
-        skip('users', user.id, 'a user with this id or name was created in tokend during the import'),
-      );
-      if (options.dryRun) for (const user of written) newUsers.set(user.id, user.privileges);
+      const written = await write('users', toWrite, (user, reason) => refuse(user, reason));
+      for (const user of written) {
+        accepted.add(user.id);
+        if (options.dryRun) newUsers.set(user.id, user.privileges);
+      }
       summary.users.imported += written.length;
       // Written rows are in the database now; only a dry run must remember them.
       if (!options.dryRun) newNames.clear();
@@ -300,6 +360,7 @@ export async function importRipple(
       else candidates.push(token);
     }
     if (candidates.length > 0) {
+      const ids = candidates.map((t) => t.id);
       const owners = new Map(
         (
           await db
@@ -310,18 +371,26 @@ export async function importRipple(
         ).map((u) => [u.id, Number(u.privileges)]),
       );
       const byId = new Map(
-        (
-          await db
-            .selectFrom('tokens')
-            .select(['id', 'user_id'])
-            .where(
-              'id',
-              'in',
-              candidates.map((t) => t.id),
-            )
-            .execute()
-        ).map((t) => [t.id, t.user_id]),
+        (await db.selectFrom('tokens').select(['id', 'user_id']).where('id', 'in', ids).execute()).map(
+          (t) => [t.id, t.user_id],
+        ),
       );
+      const imported = await db
+        .selectFrom('ripple_imported_tokens')
+        .select(['id', 'token_hash'])
+        .where((eb) =>
+          eb.or([
+            eb('id', 'in', ids),
+            eb(
+              'token_hash',
+              'in',
+              candidates.map((t) => t.token_hash),
+            ),
+          ]),
+        )
+        .execute();
+      const importedBefore = new Set(imported.map((t) => t.id));
+      const secretImportedAs = new Map(imported.map((t) => [t.token_hash, t.id]));
       const byHash = new Map(
         (
           await db
@@ -337,20 +406,31 @@ export async function importRipple(
       );
       const toWrite: TokenToImport[] = [];
       for (const token of candidates) {
-        const ownerPrivileges = owners.get(token.user_id) ?? newUsers.get(token.user_id);
         const present = byId.get(token.id);
+        const ownerPrivileges = owners.get(token.user_id) ?? newUsers.get(token.user_id);
         const sameSecret = byHash.get(token.token_hash) ?? newHashes.get(token.token_hash);
-        if (present !== undefined) {
-          if (present === token.user_id) summary.tokens.already_present++;
-          else skip('tokens', token.id, `id ${token.id} is already another user's token in tokend`);
-        } else if (ownerPrivileges === undefined) {
+        if (present !== undefined && importedBefore.has(token.id) && present === token.user_id) {
+          summary.tokens.already_present++;
+        } else if (present === undefined && importedBefore.has(token.id)) {
+          summary.tokens.deleted_in_tokend++;
+        } else if (present !== undefined) {
+          skip('tokens', token.id, `id ${token.id} is already another token's in tokend`);
+        } else if (!accepted.has(token.user_id) || ownerPrivileges === undefined) {
           skip(
             'tokens',
             token.id,
-            `its owner, user #${token.user_id}, is not in tokend (missing from the source, or skipped)`,
+            skippedUsers.has(token.user_id)
+              ? `its owner, user #${token.user_id}, was skipped`
+              : `its owner, user #${token.user_id}, is not in the source database`,
           );
         } else if (sameSecret !== undefined) {
           skip('tokens', token.id, `it has the same secret as token #${sameSecret}`);
+        } else if (secretImportedAs.has(token.token_hash)) {
+          skip(
+            'tokens',
+            token.id,
+            `it has the same secret as token #${secretImportedAs.get(token.token_hash)}, imported before`,
+          );
         } else {
           const privileges = limit(token.privileges, ownerPrivileges);
           if (privileges !== token.privileges) summary.tokens.privileges_limited++;
@@ -358,21 +438,11 @@ export async function importRipple(
           toWrite.push({ ...token, privileges });
         }
       }
-      const written = await write('tokens', toWrite, (token) =>
-        skip('tokens', token.id, 'a token with this id or secret was created in tokend during the import'),
-      );
+      const written = await write('tokens', toWrite, (token, reason) => skip('tokens', token.id, reason));
       summary.tokens.imported += written.length;
       if (!options.dryRun) newHashes.clear();
     }
     options.progress?.('tokens', done, totalTokens);
   }
-
-  // Explicit ids leave PostgreSQL's identity sequences behind; move each past the largest id.
-  // (MySQL's AUTO_INCREMENT and SQLite's rowid follow explicit ids by themselves.)
-  if (!options.dryRun && store.dialect === 'postgres')
-    for (const table of ['users', 'tokens'] as const)
-      await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), COALESCE((SELECT MAX(id) FROM ${sql.table(table)}), 0) + 1, false)`.execute(
-        db,
-      );
   return summary;
 }

@@ -49,6 +49,8 @@ export interface RippleSource {
   /** The source's address with its password masked, for messages. */
   readonly address: string;
   count(table: SourceTable): Promise<number>;
+  /** The largest id of the table, 0 when it is empty. */
+  maxId(table: SourceTable): Promise<number>;
   /** Up to `limit` rows with an id above `after`, in id order. */
   users(after: number, limit: number): Promise<RippleUserRow[]>;
   tokens(after: number, limit: number): Promise<RippleTokenRow[]>;
@@ -108,6 +110,12 @@ export async function openRippleSource(url: string): Promise<RippleSource> {
       address,
       async count(table) {
         const [rows] = await connection.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table}`);
+        return Number(rows[0]?.n ?? 0);
+      },
+      async maxId(table) {
+        const [rows] = await connection.query<RowDataPacket[]>(
+          `SELECT COALESCE(MAX(id), 0) AS n FROM ${table}`,
+        );
         return Number(rows[0]?.n ?? 0);
       },
       users: (after, limit) => page<RippleUserRow>('users', userColumns, after, limit),

@@ -427,6 +427,29 @@ const dropTokensVersion: MigrationFactory = (dialect) => ({
   },
 });
 
+/**
+ * The ids and legacy hashes of the tokens `tokend import-ripple` brought over, kept after a token is
+ * deleted (no foreign key): a token revoked in tokend, or its secret, is not brought back by the next
+ * import.
+ */
+const rippleImportedTokens: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('ripple_imported_tokens')
+      .addColumn('id', 'integer', (c) => c.primaryKey().notNull())
+      .addColumn('token_hash', 'varchar(64)', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createIndex('ripple_imported_tokens_hash')
+      .on('ripple_imported_tokens')
+      .column('token_hash')
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('ripple_imported_tokens').execute();
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -439,6 +462,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0008_web_sessions', webSessions],
   ['0009_folded_usernames', foldedUsernames],
   ['0010_drop_tokens_version', dropTokensVersion],
+  ['0011_ripple_imported_tokens', rippleImportedTokens],
 ];
 
 class StaticProvider implements MigrationProvider {

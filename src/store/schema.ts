@@ -91,6 +91,13 @@ export interface OAuthConsentTable {
   updated_at: number;
 }
 
+/** The tokens tokend import-ripple brought over, kept after the token is deleted. */
+export interface RippleImportedTokenTable {
+  id: number;
+  /** the token's legacy hash as imported (`md5:` and the MD5 hex of its secret) */
+  token_hash: string;
+}
+
 export interface Database {
   users: UserTable;
   tokens: TokenTable;
@@ -99,4 +106,5 @@ export interface Database {
   oauth_access_tokens: OAuthAccessTokenTable;
   oauth_refresh_tokens: OAuthRefreshTokenTable;
   oauth_consents: OAuthConsentTable;
+  ripple_imported_tokens: RippleImportedTokenTable;
 }

@@ -29,6 +29,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
   { name: 'oauth_consents', key: ['user_id', 'client_id'], serial: false },
   { name: 'oauth_access_tokens', key: ['id'], serial: true },
   { name: 'oauth_refresh_tokens', key: ['id'], serial: true },
+  { name: 'ripple_imported_tokens', key: ['id'], serial: false },
 ];
 
 export type Cell = string | number | null;

@@ -66,6 +66,7 @@ async function seedSource(url: string) {
     [1006, 'Negative', await v2('x'), 2, -5, 0],
     [1007, 'Bad Hash', 'not-a-bcrypt-hash', 2, 3, 0],
     [1008, 'Version Three', await v2('x'), 3, 3, 0],
+    [1009, '\ufdfa'.repeat(16), await v2('x'), 2, 3, 0], // 288 characters once normalised
   ];
   for (const [id, username, hash, version, privileges, registered] of users)
     await c.query(
@@ -92,6 +93,7 @@ async function seedSource(url: string) {
     [8, '1000', 2, 'bad hash', 'zzzz', 0],
     [9, '1004', 2, 'banned owner', md5('banned owner'), 0],
     [10, '1000', 2, 'same secret', md5(SECRET.alice), 0],
+    [11, '1000', 2, 'nul\0here', md5('nul'), 0],
   ];
   for (const [id, user, privileges, description, token, priv] of tokens)
     await c.query(
@@ -107,18 +109,25 @@ const EXPECTED_SKIPS: Array<[string, number, RegExp]> = [
   ['users', 1006, /privileges -5 is out of range/],
   ['users', 1007, /not a bcrypt hash/],
   ['users', 1008, /password_version 3 is unknown/],
-  ['tokens', 5, /owner, user #9999, is not in tokend/],
+  ['users', 1009, /longer than 255 characters once normalised/],
+  ['tokens', 5, /owner, user #9999, is not in the source database/],
   ['tokens', 6, /"abc" is not a user id/],
-  ['tokens', 7, /owner, user #1003, is not in tokend/],
+  ['tokens', 7, /owner, user #1003, was skipped/],
   ['tokens', 8, /not the MD5 hex/],
   ['tokens', 10, /same secret as token #1/],
+  ['tokens', 11, /NUL character/],
 ];
 
 interface Summary {
   dry_run: boolean;
   source: string;
   users: { imported: number; already_present: number };
-  tokens: { imported: number; already_present: number; privileges_limited: number };
+  tokens: {
+    imported: number;
+    already_present: number;
+    deleted_in_tokend: number;
+    privileges_limited: number;
+  };
   skipped: { count: number; rows: Array<{ table: string; id: number | string; reason: string }> };
 }
 
@@ -147,7 +156,12 @@ for (const dialect of DIALECTS) {
         const dry = (await h.json([...from, '--dry-run'])) as unknown as Summary;
         assert.equal(dry.dry_run, true);
         assert.deepEqual(dry.users, { imported: 4, already_present: 0 });
-        assert.deepEqual(dry.tokens, { imported: 5, already_present: 0, privileges_limited: 2 });
+        assert.deepEqual(dry.tokens, {
+          imported: 5,
+          already_present: 0,
+          deleted_in_tokend: 0,
+          privileges_limited: 2,
+        });
         assert.equal(dry.skipped.count, EXPECTED_SKIPS.length);
         const app = await h.app();
         const self = (secret: string) =>
@@ -158,7 +172,12 @@ for (const dialect of DIALECTS) {
         assert.equal(first.dry_run, false);
         assert.equal(first.source, source.url);
         assert.deepEqual(first.users, { imported: 4, already_present: 0 });
-        assert.deepEqual(first.tokens, { imported: 5, already_present: 0, privileges_limited: 2 });
+        assert.deepEqual(first.tokens, {
+          imported: 5,
+          already_present: 0,
+          deleted_in_tokend: 0,
+          privileges_limited: 2,
+        });
         assert.equal(first.skipped.count, EXPECTED_SKIPS.length);
         for (const [table, id, reason] of EXPECTED_SKIPS) {
           const row = first.skipped.rows.find((r) => r.table === table && r.id === id);
@@ -169,7 +188,12 @@ for (const dialect of DIALECTS) {
         // Again: everything is already there; the same rows are skipped for the same reasons.
         const again = (await h.json(from)) as unknown as Summary;
         assert.deepEqual(again.users, { imported: 0, already_present: 4 });
-        assert.deepEqual(again.tokens, { imported: 0, already_present: 5, privileges_limited: 0 });
+        assert.deepEqual(again.tokens, {
+          imported: 0,
+          already_present: 5,
+          deleted_in_tokend: 0,
+          privileges_limited: 0,
+        });
         assert.equal(again.skipped.count, EXPECTED_SKIPS.length);
 
         // The text output says the same in sentences.
@@ -177,6 +201,84 @@ for (const dialect of DIALECTS) {
         assert.equal(text.code, 0, text.stderr);
         assert.match(text.stdout, /users: 0 imported, 4 already present/);
         assert.match(text.stdout, /tokens #6: user "abc" is not a user id/);
+      });
+
+      it("never gives a skipped user's tokens to the tokend user with the same id", async (t) => {
+        const source = await sourceDatabase(t);
+        const h = await cliHarness(t, dialect);
+        // tokend already has an admin numbered like the source's Bob, and a user numbered like no source user.
+        await h.json([
+          'user',
+          'create',
+          '--username',
+          'root',
+          '--user-id',
+          '1001',
+          '--privileges',
+          String(ADMIN | 65536),
+          '--password',
+          'root password',
+        ]);
+        await h.json([
+          'user',
+          'create',
+          '--username',
+          'native',
+          '--user-id',
+          '9999',
+          '--password',
+          'native password',
+        ]);
+        const summary = (await h.json(['import-ripple', '--from', source.url])) as unknown as Summary;
+        const reason = (table: string, id: number) =>
+          summary.skipped.rows.find((r) => r.table === table && r.id === id)?.reason;
+        assert.match(reason('users', 1001) ?? '', /id 1001 is already another user's in tokend/);
+        assert.match(reason('tokens', 3) ?? '', /its owner, user #1001, was skipped/);
+        assert.match(reason('tokens', 5) ?? '', /its owner, user #9999, is not in the source database/);
+        const app = await h.app();
+        for (const secret of [SECRET.bob, 'nobody']) {
+          const ping = await app.inject({
+            method: 'GET',
+            url: '/api/v1/ping',
+            headers: { 'x-ripple-token': secret },
+          });
+          assert.equal((ping.json() as { user_id: number }).user_id, 0, secret);
+        }
+      });
+
+      it('does not bring back a token deleted in tokend when it runs again', async (t) => {
+        const source = await sourceDatabase(t);
+        const h = await cliHarness(t, dialect);
+        await h.json(['import-ripple', '--from', source.url]);
+        const app = await h.app();
+        const asAlice = { 'x-ripple-token': SECRET.alice };
+        assert.equal(
+          (await app.inject({ method: 'POST', url: '/api/v1/tokens/self/delete', headers: asAlice }))
+            .statusCode,
+          200,
+        );
+        await h.json(['user', 'sign-out-everywhere', '--user', '1000']);
+        const again = (await h.json(['import-ripple', '--from', source.url])) as unknown as Summary;
+        // Alice's three imported tokens (1, 2, 4) are gone, Bob's and the banned user's stay; token 10,
+        // skipped the first time for having token 1's secret, does not bring that secret back either.
+        assert.deepEqual(again.tokens, {
+          imported: 0,
+          already_present: 2,
+          deleted_in_tokend: 3,
+          privileges_limited: 0,
+        });
+        assert.match(
+          again.skipped.rows.find((r) => r.table === 'tokens' && r.id === 10)?.reason ?? '',
+          /same secret as token #1, imported before/,
+        );
+        for (const secret of [SECRET.alice, SECRET.alicePrivate]) {
+          const r = await app.inject({
+            method: 'GET',
+            url: '/api/v1/tokens/self',
+            headers: { 'x-ripple-token': secret },
+          });
+          assert.equal(r.statusCode, 404, secret);
+        }
       });
 
       it('keeps passwords, ids and token secrets working; the MD5 hash is replaced on first use', async (t) => {
