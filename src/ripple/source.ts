@@ -62,8 +62,9 @@ const CONNECT_TIMEOUT_MS = 10_000;
 /** Opens the source at a `mysql://USER:PASSWORD@HOST:PORT/DB` (or `mariadb://`) URL and checks its tables. */
 export async function openRippleSource(url: string): Promise<RippleSource> {
   if (!/^(mysql|mariadb):\/\/[^/]+\/[^/?#]+/.test(url))
+    // Not echoed: a value that is not such a URL may hold a password where no redaction finds it.
     throw new RippleSourceError(
-      `--from: expected mysql://USER:PASSWORD@HOST:PORT/DATABASE, got ${JSON.stringify(redactDatabaseUrl(url))}`,
+      '--from: expected mysql://USER:PASSWORD@HOST:PORT/DATABASE (or mariadb://…); the value given is not such a URL',
     );
   const address = redactDatabaseUrl(url);
   const { createConnection } = await import('mysql2/promise');

@@ -11,7 +11,7 @@ import { createConnection } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { cliHarness } from '../cli/run-cli.ts';
+import { cliHarness, runCli } from '../cli/run-cli.ts';
 import { openStore } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 
@@ -435,6 +435,11 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--from: expected mysql:\/\/USER:PASSWORD@HOST:PORT\/DATABASE/);
 
+    const malformed = await h.cli(['import-ripple', '--from', 'mysql:/root:hunter2@127.0.0.1:3306/ripple']);
+    assert.equal(malformed.code, 1);
+    assert.match(malformed.stderr, /the value given is not such a URL/);
+    assert.doesNotMatch(malformed.stderr, /hunter2/);
+
     const refused = await h.cli(['import-ripple', '--from', 'mysql://root:hunter2@127.0.0.1:1/ripple']);
     assert.equal(refused.code, 1);
     assert.match(
@@ -442,6 +447,16 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
       /cannot connect to the source database mysql:\/\/root:\*\*\*@127\.0\.0\.1:1\/ripple: connection refused/,
     );
     assert.doesNotMatch(refused.stderr, /hunter2/);
+
+    // The source as the target: refused before tokend creates a table in it.
+    const src = await sourceDatabase(t);
+    const itself = await runCli(['import-ripple', '--from', src.url], { env: { DATABASE_URL: src.url } });
+    assert.equal(itself.code, 1);
+    assert.match(itself.stderr, /DATABASE_URL names the source database itself/);
+    const c0 = await createConnection({ uri: src.url });
+    const [tables] = await c0.query("SHOW TABLES LIKE 'kysely%'");
+    await c0.end();
+    assert.deepEqual(tables, []);
 
     // A database without the family's tables.
     const empty = await createTestDatabase('mysql');

@@ -5,6 +5,19 @@ import { CliError, type LeafCommand } from '../command.ts';
 /** Skipped rows listed in the text output; --json lists them all. */
 const LISTED_SKIPS = 20;
 
+/** Whether two mysql:// URLs name the same database on the same server (users and passwords aside). */
+function sameDatabase(a: string, b: string): boolean {
+  const where = (url: string) => {
+    const u = new URL(url.replace(/^mariadb:/, 'mysql:'));
+    return `${u.hostname.replace(/^localhost$/, '127.0.0.1')}:${u.port || '3306'}${decodeURIComponent(u.pathname)}`;
+  };
+  try {
+    return where(a) === where(b);
+  } catch {
+    return false;
+  }
+}
+
 export const importRippleCommand: LeafCommand = {
   name: 'import-ripple',
   summary: 'Copy the users and tokens of a Ripple-family MySQL/MariaDB database into DATABASE_URL',
@@ -41,6 +54,11 @@ export const importRippleCommand: LeafCommand = {
       throw err;
     }
     try {
+      const { database } = await ctx.config();
+      if (database.kind === 'mysql' && sameDatabase(database.url, url))
+        throw new CliError(
+          'DATABASE_URL names the source database itself: tokend needs a database of its own (docs/compatibility.md, step 1)',
+        );
       const store = await ctx.store();
       const terminal = process.stderr.isTTY === true;
       const summary = await importRipple(source, store, {
