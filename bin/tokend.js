@@ -18,8 +18,4 @@ if (Number(process.versions.node.split('.')[0]) < MAJOR) {
 // compiling, so start-up is faster and idle memory smaller (see bench/README.md, scenario 6). The cache
 // is in NODE_COMPILE_CACHE when that is set, else in the temporary directory.
 module.enableCompileCache();
-// Loading the CLI neither grows V8's young generation nor optimises code that runs once; the dispatcher
-// releases the hold for the command (src/cli/start-up-hold.ts).
-const { holdForStartUp } = await import('../src/cli/start-up-hold.ts');
-holdForStartUp();
 await import('../src/cli/main.ts');

@@ -17,7 +17,6 @@ import {
   type OptionSpec,
 } from './command.ts';
 import { makeStyle, wantsColour } from './format.ts';
-import { releaseStartUpHold } from './start-up-hold.ts';
 
 export interface Io {
   stdout: { write(s: string): unknown; isTTY?: boolean };
@@ -177,9 +176,6 @@ async function runLeaf(
   const style = makeStyle(!json && wantsColour(io.stdout.isTTY, io.env));
   const ctx = makeContext(io, resources, style);
   const args = new Args(name, values as Record<string, string | boolean | string[] | undefined>);
-  // V8 sizes its young generation and optimises as usual for the command (a long export needs both);
-  // serve holds them again for its own start-up.
-  releaseStartUpHold();
   const output = await command.run(args, ctx);
   if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
   return 0;
