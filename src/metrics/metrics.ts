@@ -1,7 +1,6 @@
 // The service's Prometheus metrics. One registry per app instance, so several apps in one process
 // (tests, workers) never share or double-register series.
-import { createRequire } from 'node:module';
-import type * as PromClient from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from './prom-classes.ts';
 import type { LoginResult } from '../tokens/service.ts';
 import type { Store } from '../store/database.ts';
 
@@ -18,16 +17,6 @@ export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
   'too-many-tokens': '409',
   busy: '503',
 };
-
-// The four classes come from their own files: prom-client's index also loads its Pushgateway (https, tls,
-// zlib), cluster aggregation and default metrics, ~1.3 MB of heap and 40-odd Node modules that an idle
-// server would hold for nothing (bench/README.md, scenario 6). prom-client has no exports map, and each
-// of these files exports its class.
-const load = createRequire(import.meta.url);
-const Registry = load('prom-client/lib/registry.js') as typeof PromClient.Registry;
-const Counter = load('prom-client/lib/counter.js') as typeof PromClient.Counter;
-const Gauge = load('prom-client/lib/gauge.js') as typeof PromClient.Gauge;
-const Histogram = load('prom-client/lib/histogram.js') as typeof PromClient.Histogram;
 
 /** Label for requests that matched no route: raw URLs would make the series unbounded. */
 export const UNMATCHED_ROUTE = '(unmatched)';
