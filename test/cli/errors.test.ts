@@ -4,14 +4,13 @@
 // for `tokend serve` (and `npm start`) as for the other commands.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DIALECTS, MYSQL_URL, POSTGRES_URL } from '../helpers/dialects.ts';
-import { runCli, UNPRIVILEGED, type CliResult, type RunAs } from './run-cli.ts';
+import { runCli, runProcess, UNPRIVILEGED, type CliResult, type RunAs } from './run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'tokend.js');
@@ -153,25 +152,10 @@ describe('a SQLite database that cannot be opened', { concurrency: 4 }, () => {
   it('npm start says the same in one line', async (t) => {
     const dir = scratch(t);
     const path = join(dir, 'missing', 'deeper', 'tokend.db');
-    const r = await new Promise<CliResult>((resolve, reject) => {
-      const child = spawn('npm', ['start', '--silent'], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, DATABASE_URL: `sqlite:${path}` },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`npm start did not exit: ${stderr}`));
-      }, 30_000);
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
+    const r = await runProcess('npm', ['start', '--silent'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, DATABASE_URL: `sqlite:${path}` },
+      limitMs: 30_000,
     });
     const line = oneLine(r);
     assert.match(line, new RegExp(`DATABASE_URL=sqlite:${escape(path)}: the directory .* does not exist`));

@@ -1,5 +1,5 @@
 // Runs the tokend CLI as a child process (as a user would) and opens the tokend app on the same database.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -32,13 +32,17 @@ export interface RunAs {
 export const UNPRIVILEGED: RunAs | undefined =
   process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
 
-export function runCli(
+/** Runs a command to its end, collecting its output; fails the test if it outlives `limitMs`. */
+export function runProcess(
+  command: string,
   args: string[],
-  options: { env?: Record<string, string>; input?: string; entry?: string; as?: RunAs } = {},
+  options: { env: Record<string, string>; input?: string; cwd?: string; as?: RunAs; limitMs?: number },
 ): Promise<CliResult> {
+  const limitMs = options.limitMs ?? RUN_LIMIT_MS;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [options.entry ?? MAIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', BCRYPT_COST: '4', LOG_LEVEL: 'silent', ...options.env },
+    const child = spawn(command, args, {
+      env: options.env,
+      cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(options.as ? { uid: options.as.uid, gid: options.as.gid } : {}),
     });
@@ -48,8 +52,8 @@ export function runCli(
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`tokend ${args.join(' ')} did not finish within ${RUN_LIMIT_MS} ms`));
-    }, RUN_LIMIT_MS);
+      reject(new Error(`${command} ${args.join(' ')} did not finish within ${limitMs} ms: ${stderr}`));
+    }, limitMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -57,6 +61,43 @@ export function runCli(
     });
     child.stdin.end(options.input ?? '');
   });
+}
+
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; entry?: string; as?: RunAs } = {},
+): Promise<CliResult> {
+  return runProcess(process.execPath, [options.entry ?? MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', BCRYPT_COST: '4', LOG_LEVEL: 'silent', ...options.env },
+    input: options.input,
+    as: options.as,
+  });
+}
+
+/**
+ * The origin a server child process logs as listening on (Fastify's "Server listening at …" line), or a
+ * rejection with its output when it exits first or says nothing within `limitMs`.
+ */
+export function listeningOrigin(child: ChildProcess, exited: Promise<number | null>, limitMs = RUN_LIMIT_MS) {
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const origin = new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no "listening" log line: ${out}${stderr}`)), limitMs);
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited early (${code}): ${stderr}`));
+    });
+  });
+  return { origin, stderr: () => stderr };
 }
 
 /** Parses stdout as exactly one JSON object (the --json contract). */

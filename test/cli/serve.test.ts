@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
-import { cliHarness, MAIN, onlyJson, runCli } from './run-cli.ts';
+import { cliHarness, listeningOrigin, MAIN, onlyJson, runCli } from './run-cli.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/tokend.js', import.meta.url));
 const START_LIMIT_MS = 20_000;
@@ -23,29 +23,13 @@ describe('tokend serve', () => {
     t.after(() => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const address = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(
-        () => reject(new Error(`no "listening" log line: ${out}${stderr}`)),
-        START_LIMIT_MS,
-      );
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        out += d;
-        const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m?.[1]) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      void exited.then((code) => reject(new Error(`serve exited early (${code}): ${stderr}`)));
-    });
+    const listening = listeningOrigin(child, exited, START_LIMIT_MS);
+    const address = await listening.origin;
     const ping = await fetch(`${address}/api/v1/ping`);
     assert.equal(ping.status, 200);
     assert.equal(((await ping.json()) as { code: number }).code, 200);
     child.kill('SIGTERM');
-    assert.equal(await exited, 0, stderr);
+    assert.equal(await exited, 0, listening.stderr());
   });
 
   it('serve --help needs no server', async () => {

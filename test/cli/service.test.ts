@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IN_CI } from '../helpers/dialects.ts';
+import { listeningOrigin } from './run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const UNIT_FILE = join(ROOT, 'docs', 'tokend.service');
@@ -133,24 +134,11 @@ describe('docs/tokend.service', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const origin = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`no "listening" line: ${out}${stderr}`)), 20_000);
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        out += d;
-        const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m?.[1]) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      void exited.then((code) => reject(new Error(`exited early (${code}): ${stderr}`)));
-    });
+    const listening = listeningOrigin(child, exited);
+    const origin = await listening.origin;
     assert.equal((await fetch(`${origin}/api/v1/ping`)).status, 200);
     child.kill('SIGTERM');
-    assert.equal(await exited, 0, stderr);
+    assert.equal(await exited, 0, listening.stderr());
     assert.ok(existsSync(join(dir, 'cache')), 'the compile cache went where NODE_COMPILE_CACHE says');
   });
 });

@@ -14,6 +14,7 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { cliHarness, runCli } from '../cli/run-cli.ts';
 import { openStore } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
+import type { ImportSummary } from '../../src/ripple/import.ts';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -118,18 +119,7 @@ const EXPECTED_SKIPS: Array<[string, number, RegExp]> = [
   ['tokens', 11, /NUL character/],
 ];
 
-interface Summary {
-  dry_run: boolean;
-  source: string;
-  users: { imported: number; already_present: number };
-  tokens: {
-    imported: number;
-    already_present: number;
-    deleted_in_tokend: number;
-    privileges_limited: number;
-  };
-  skipped: { count: number; rows: Array<{ table: string; id: number | string; reason: string }> };
-}
+type Summary = ImportSummary;
 
 const mysqlProblem = await answers('mysql');
 if (mysqlProblem !== undefined && IN_CI)
