@@ -10,7 +10,8 @@
 // Tokens: the source stores the MD5 hex of each secret. It is kept in its legacy form (secret.ts), and
 // the credential lookup replaces it with the SHA-256 hash on the token's first use.
 import type { Store } from '../store/database.ts';
-import { MAX_ID } from '../store/schema.ts';
+import type { Selectable } from 'kysely';
+import { MAX_ID, type TokenTable, type UserTable } from '../store/schema.ts';
 import { limit } from '../privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
 import { MAX_USERNAME_LENGTH, usernameProblem, usernameSafe } from '../users/username.ts';
@@ -26,26 +27,14 @@ export const PAGE_SIZE = 1000;
 /** Largest privileges value taken: the family's columns are 32-bit signed integers. */
 const MAX_PRIVILEGES = 2 ** 31 - 1;
 
-export interface UserToImport {
-  id: number;
-  username: string;
-  username_safe: string;
-  privileges: number;
-  password_hash: string;
-  password_version: number;
-  created_at: number;
-}
+/** A user as written: every column of tokend's users table. */
+export type UserToImport = Selectable<UserTable>;
 
-export interface TokenToImport {
-  id: number;
-  user_id: number;
-  /** as in the source; limited to what the owner may hold when written */
-  privileges: number;
-  description: string;
-  token_hash: string;
-  private: number;
-  last_updated: number;
-}
+/** A token as written (privileges as in the source until limited; the other columns keep their defaults). */
+export type TokenToImport = Pick<
+  Selectable<TokenTable>,
+  'id' | 'user_id' | 'privileges' | 'description' | 'token_hash' | 'private' | 'last_updated'
+>;
 
 export interface SkippedRow {
   table: SourceTable;
