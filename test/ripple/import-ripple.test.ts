@@ -11,7 +11,7 @@ import { createConnection } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { cliHarness, runCli } from '../cli/run-cli.ts';
+import { cliHarness, MAIN, runCli, runProcess } from '../cli/run-cli.ts';
 import { openStore } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 import type { ImportSummary } from '../../src/ripple/import.ts';
@@ -417,6 +417,26 @@ for (const dialect of DIALECTS) {
     },
   );
 }
+
+describe('tokend import-ripple on a terminal', { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` }, () => {
+  it('shows a progress line per table on a terminal, and none otherwise', async (t) => {
+    const source = await sourceDatabase(t);
+    const h = await cliHarness(t, 'sqlite');
+    // script(1) runs the command on a pseudo-terminal, as an operator's shell would.
+    const command = [process.execPath, MAIN, 'import-ripple', '--from', source.url, '--dry-run']
+      .map((word) => `'${word}'`)
+      .join(' ');
+    const onTerminal = await runProcess('script', ['-qec', command, '/dev/null'], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: h.database.url, LOG_LEVEL: 'silent' },
+    });
+    assert.equal(onTerminal.code, 0, onTerminal.stdout);
+    assert.match(onTerminal.stdout, /\rusers: 10 of 10 read\r?\n/);
+    assert.match(onTerminal.stdout, /\rtokens: 11 of 11 read\r?\n/);
+    const piped = await h.cli(['import-ripple', '--from', source.url, '--dry-run']);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.equal(piped.stderr, '');
+  });
+});
 
 describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` }, () => {
   it('names the problem in one line and writes nothing', async (t) => {
