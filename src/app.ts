@@ -11,7 +11,7 @@ import { openStore, type Store } from './store/database.ts';
 import { PasswordHasher } from './users/passwords.ts';
 import { createLoginLimiter, limiterSettings, type LoginLimiter } from './tokens/login-limiter.ts';
 import { LastUsedBatcher } from './tokens/last-used.ts';
-import { BackgroundJobs } from './tokens/fix-privileges.ts';
+import { FixPrivilegesRuns } from './tokens/fix-privileges.ts';
 import { tokenLookup } from './tokens/repository.ts';
 import { nowSeconds } from './clock.ts';
 import { tokenRoutes } from './tokens/routes.ts';
@@ -49,7 +49,7 @@ export interface Services {
   loginLimiter: LoginLimiter;
   lastUsed: LastUsedBatcher;
   bearerTokens: BearerTokenStore | undefined;
-  jobs: BackgroundJobs;
+  jobs: FixPrivilegesRuns;
   metrics: TokendMetrics;
   expiry: ExpirySweeper;
 }
@@ -117,7 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
     bearerTokens: new OAuthBearerTokens(store.db, nowSeconds),
-    jobs: new BackgroundJobs(app.log),
+    jobs: new FixPrivilegesRuns(app.log),
     metrics: new TokendMetrics(),
     expiry: new ExpirySweeper(store.db, app.log, nowSeconds),
   };

@@ -16,6 +16,7 @@ import { deleteExpiredOAuthRows } from './repository.ts';
 import { sendOAuthError } from './respond.ts';
 import { doc } from './route-doc.ts';
 import { useDocumentHeaders } from '../http/security-headers.ts';
+import { PeriodicJob } from '../periodic.ts';
 
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter } = app.tokend;
@@ -72,20 +73,14 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
 
 /** Removes expired OAuth rows now and then; sweeps never overlap and a failure is retried next time. */
 function startSweeping(app: FastifyInstance, deps: OAuthDeps, intervalMs: number): void {
-  let sweeping: Promise<void> = Promise.resolve();
-  const sweep = () => {
-    sweeping = sweeping.then(async () => {
-      try {
-        const deleted = await deleteExpiredOAuthRows(deps.db, deps.now());
-        if (deleted > 0) app.log.info({ deleted }, 'deleted expired OAuth codes and tokens');
-      } catch (err) {
-        app.log.error({ err }, 'deleting expired OAuth codes and tokens failed; will retry');
-      }
-    });
-  };
-  const timer = setInterval(sweep, intervalMs).unref();
-  app.addHook('onClose', async () => {
-    clearInterval(timer);
-    await sweeping;
+  const job = new PeriodicJob(async () => {
+    try {
+      const deleted = await deleteExpiredOAuthRows(deps.db, deps.now());
+      if (deleted > 0) app.log.info({ deleted }, 'deleted expired OAuth codes and tokens');
+    } catch (err) {
+      app.log.error({ err }, 'deleting expired OAuth codes and tokens failed; will retry');
+    }
   });
+  job.start(intervalMs);
+  app.addHook('onClose', () => job.stop());
 }

@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/database.ts';
 import { fixTokenPrivileges, type FixScope } from './repository.ts';
 
-export class BackgroundJobs {
+/** The fix_privileges runs started by requests, in the background; shutdown waits for them. */
+export class FixPrivilegesRuns {
   private readonly running = new Set<Promise<void>>();
   private readonly log: FastifyBaseLogger;
   /** Called after each fix run with the rows it rewrote (for metrics). */

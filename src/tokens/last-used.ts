@@ -3,14 +3,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Dialect } from '../store/database.ts';
 import { recordTokenUses } from './repository.ts';
+import { PeriodicJob } from '../periodic.ts';
 
 /** Largest batch sent as one statement (keeps every dialect's parameter limit far away). */
 const MAX_BATCH = 2000;
 
 export class LastUsedBatcher {
   private pending = new Map<number, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly job = new PeriodicJob(() => this.writePending());
   private readonly db: Db;
   private readonly dialect: Dialect;
   private readonly log: FastifyBaseLogger;
@@ -37,19 +37,17 @@ export class LastUsedBatcher {
   }
 
   start(intervalMs: number): void {
-    this.timer ??= setInterval(() => void this.flush(), intervalMs);
-    this.timer.unref();
+    this.job.start(intervalMs);
   }
 
   /** Writes everything pending. Flushes never overlap; a failed batch is merged back and retried. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writePending());
-    return this.flushing;
+    return this.job.runNow();
   }
 
+  /** Stops the timer and writes what is pending (shutdown). */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    await this.job.stop();
     await this.flush();
   }
 
