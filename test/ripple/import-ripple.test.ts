@@ -311,6 +311,24 @@ for (const dialect of DIALECTS) {
           ).token_hash.trimEnd();
         assert.equal(await storedHash(1), `md5:${md5(SECRET.alice)}`);
 
+        // Attack: what is stored is no credential. The stored MD5 hex, its stored form, padded (PostgreSQL
+        // pads char columns) or upper-cased, and the SHA-256 of the stored form find nothing.
+        const stored = `md5:${md5(SECRET.alice)}`;
+        for (const guess of [
+          md5(SECRET.alice),
+          stored,
+          `${stored}   `,
+          stored.toUpperCase(),
+          hashTokenSecret(stored),
+        ]) {
+          const ping = await app.inject({
+            method: 'GET',
+            url: '/api/v1/ping',
+            headers: { 'x-ripple-token': guess },
+          });
+          assert.equal((ping.json() as { user_id: number }).user_id, 0, guess);
+        }
+        assert.equal(await storedHash(1), stored, 'a failed guess leaves the stored hash alone');
         // The old token works by header, by k and by cookie, before and after its hash was upgraded.
         const transports = {
           header: (secret: string) => ({ headers: { 'x-ripple-token': secret } }),
