@@ -207,8 +207,8 @@ export async function importRipple(
     onSkipped: (row: Row, reason: string) => void,
   ): Promise<Row[]> => {
     if (options.dryRun || rows.length === 0) return rows;
-    const insert = (trx: typeof db, page: Row[]) =>
-      trx.transaction().execute(async (t) => {
+    const insert = (page: Row[]) =>
+      db.transaction().execute(async (t) => {
         await t
           .insertInto(table)
           .values(page as never)
@@ -222,7 +222,7 @@ export async function importRipple(
             .execute();
       });
     try {
-      await insert(db, rows);
+      await insert(rows);
       return rows;
     } catch (err) {
       if (!isUniqueViolation(err) && !isValueRefused(err)) throw err;
@@ -230,7 +230,7 @@ export async function importRipple(
     const written: Row[] = [];
     for (const row of rows) {
       try {
-        await insert(db, [row]);
+        await insert([row]);
         written.push(row);
       } catch (err) {
         if (isUniqueViolation(err))
@@ -273,32 +273,27 @@ export async function importRipple(
       } else candidates.push(user);
     }
     if (candidates.length > 0) {
-      const byId = new Map(
-        (
-          await db
-            .selectFrom('users')
-            .select(['id', 'username_safe'])
-            .where(
+      // One read for both checks: the rows holding one of these ids or one of these names.
+      const holders = await db
+        .selectFrom('users')
+        .select(['id', 'username_safe'])
+        .where((eb) =>
+          eb.or([
+            eb(
               'id',
               'in',
               candidates.map((u) => u.id),
-            )
-            .execute()
-        ).map((u) => [u.id, u.username_safe]),
-      );
-      const byName = new Map(
-        (
-          await db
-            .selectFrom('users')
-            .select(['id', 'username_safe'])
-            .where(
+            ),
+            eb(
               'username_safe',
               'in',
               candidates.map((u) => u.username_safe),
-            )
-            .execute()
-        ).map((u) => [u.username_safe, u.id]),
-      );
+            ),
+          ]),
+        )
+        .execute();
+      const byId = new Map(holders.map((u) => [u.id, u.username_safe]));
+      const byName = new Map(holders.map((u) => [u.username_safe, u.id]));
       const refuse = (user: UserToImport, reason: string) => {
         skip('users', user.id, reason);
         skippedUsers.add(user.id);
@@ -359,11 +354,24 @@ export async function importRipple(
             .execute()
         ).map((u) => [u.id, Number(u.privileges)]),
       );
-      const byId = new Map(
-        (await db.selectFrom('tokens').select(['id', 'user_id']).where('id', 'in', ids).execute()).map(
-          (t) => [t.id, t.user_id],
-        ),
-      );
+      // One read for both checks: the tokens holding one of these ids or one of these hashes.
+      const held = await db
+        .selectFrom('tokens')
+        .select(['id', 'user_id', 'token_hash'])
+        .where((eb) =>
+          eb.or([
+            eb('id', 'in', ids),
+            eb(
+              'token_hash',
+              'in',
+              candidates.map((t) => t.token_hash),
+            ),
+          ]),
+        )
+        .execute();
+      const byId = new Map(held.map((t) => [t.id, t.user_id]));
+      // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
+      const byHash = new Map(held.map((t) => [t.token_hash.trimEnd(), t.id]));
       const imported = await db
         .selectFrom('ripple_imported_tokens')
         .select(['id', 'token_hash'])
@@ -380,19 +388,6 @@ export async function importRipple(
         .execute();
       const importedBefore = new Set(imported.map((t) => t.id));
       const secretImportedAs = new Map(imported.map((t) => [t.token_hash, t.id]));
-      const byHash = new Map(
-        (
-          await db
-            .selectFrom('tokens')
-            .select(['id', 'token_hash'])
-            .where(
-              'token_hash',
-              'in',
-              candidates.map((t) => t.token_hash),
-            )
-            .execute()
-        ).map((t) => [t.token_hash.trimEnd(), t.id]),
-      );
       const toWrite: TokenToImport[] = [];
       for (const token of candidates) {
         const present = byId.get(token.id);
