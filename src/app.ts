@@ -12,14 +12,12 @@ import { PasswordHasher } from './users/passwords.ts';
 import { createLoginLimiter, limiterSettings, type LoginLimiter } from './tokens/login-limiter.ts';
 import { LastUsedBatcher } from './tokens/last-used.ts';
 import { FixPrivilegesRuns } from './tokens/fix-privileges.ts';
-import { tokenLookup } from './tokens/repository.ts';
 import { nowSeconds } from './clock.ts';
 import { tokenRoutes } from './tokens/routes.ts';
 import { pingRoutes } from './users/ping-route.ts';
-import type { BearerTokenStore } from './http/identity.ts';
+import { credentialCore, type CredentialCore } from './auth/credentials.ts';
 import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
-import { OAuthBearerTokens } from './oauth/bearer-store.ts';
 import { authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { HttpError, apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
@@ -48,7 +46,7 @@ export interface Services {
   passwords: PasswordHasher;
   loginLimiter: LoginLimiter;
   lastUsed: LastUsedBatcher;
-  bearerTokens: BearerTokenStore | undefined;
+  credentials: CredentialCore;
   jobs: FixPrivilegesRuns;
   metrics: TokendMetrics;
   expiry: ExpirySweeper;
@@ -116,7 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
-    bearerTokens: new OAuthBearerTokens(store.db, nowSeconds),
+    credentials: credentialCore({ store, clock: nowSeconds, lastUsed }),
     jobs: new FixPrivilegesRuns(app.log),
     metrics: new TokendMetrics(),
     expiry: new ExpirySweeper(store.db, app.log, nowSeconds),
@@ -169,13 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   await app.register(apiSecurityHeaders);
   await app.register(cookie);
-  await app.register(identityPlugin, {
-    findToken: tokenLookup(store),
-    bearerTokens: services.bearerTokens,
-    lastUsed,
-    now: nowSeconds,
-    publicUrl: config.publicUrl,
-  });
+  await app.register(identityPlugin, { credentials: services.credentials, publicUrl: config.publicUrl });
 
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));
   // With an empty BASE_PATH the API is at the root, and its not-found handler (below) is the server's.

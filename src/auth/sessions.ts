@@ -3,7 +3,6 @@
 // session, whatever cookie it arrives in. A session carries no API privileges, lasts SESSION_TTL_S,
 // and remembers when its password was last entered, for sudo mode.
 import type { Db, Dialect } from '../store/database.ts';
-import { hashTokenSecret } from '../tokens/secret.ts';
 import { mintSession } from './mint.ts';
 
 /** How long a web sign-in lasts. */
@@ -47,30 +46,6 @@ export async function startSession(
       .where('id', '<', newest.id)
       .execute();
   return session;
-}
-
-/** The live session whose secret this is, with its owner; undefined for anything else. One indexed query. */
-export async function findSession(db: Db, secret: string, now: number): Promise<Session | undefined> {
-  const row = await db
-    .selectFrom('tokens')
-    .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select([
-      'tokens.id as id',
-      'users.id as userId',
-      'users.username as username',
-      'users.privileges as userPrivileges',
-      'tokens.password_at as passwordAt',
-    ])
-    .where('tokens.token_hash', '=', hashTokenSecret(secret))
-    .where('tokens.session', '=', 1)
-    .where('tokens.expires_at', '>', now)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
-    ...row,
-    userPrivileges: Number(row.userPrivileges),
-    passwordAt: row.passwordAt === null ? null : Number(row.passwordAt),
-  };
 }
 
 /** True while the session's last password entry is younger than `windowS` (0: never). */

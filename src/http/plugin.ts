@@ -1,8 +1,9 @@
 // Adds request.identity, resolved before the handler on routes whose config says `identify: true`.
+// This plugin only reads the credential from the request; the credential core (src/auth/credentials.ts)
+// turns it into an identity.
 import fp from 'fastify-plugin';
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
-import { addRouteHook } from './route-hooks.ts';
-import { NO_IDENTITY, makeIdentify, type Identity, type IdentityDeps } from './identity.ts';
+import { NO_IDENTITY, type CredentialCore, type Identity } from '../auth/credentials.ts';
 import { readCredential } from './credentials.ts';
 import { sendEnvelope } from './envelope.ts';
 import { sentFromOrigin, serverOrigin } from './origin.ts';
@@ -21,17 +22,18 @@ export const identityOf = (request: FastifyRequest): Identity => request.identit
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export interface IdentityPluginOptions extends IdentityDeps {
+export interface IdentityPluginOptions {
+  credentials: CredentialCore;
   /** PUBLIC_URL: this server's origin, when it is not taken from each request */
   publicUrl: string | undefined;
 }
 
 export const identityPlugin = fp<IdentityPluginOptions>(
-  async (app, deps) => {
-    const identify = makeIdentify(deps);
+  async (app, { credentials, publicUrl }) => {
     app.decorateRequest('identity', null);
     // A callback hook: a request without a credential goes on without a promise or a microtask.
     const resolveIdentity: preHandlerHookHandler = (request, reply, done) => {
+      if (request.routeOptions.config.identify !== true) return done();
       let identity: Identity | Promise<Identity>;
       try {
         const credential = readCredential(request);
@@ -40,7 +42,7 @@ export const identityPlugin = fp<IdentityPluginOptions>(
         if (
           credential?.source === 'cookie' &&
           !SAFE_METHODS.has(request.method) &&
-          !sentFromOrigin(request, serverOrigin(request, deps.publicUrl))
+          !sentFromOrigin(request, serverOrigin(request, publicUrl))
         ) {
           sendEnvelope(
             reply,
@@ -50,7 +52,7 @@ export const identityPlugin = fp<IdentityPluginOptions>(
           );
           return;
         }
-        identity = identify(credential);
+        identity = credentials.identify(credential?.value, credential?.source === 'bearer');
       } catch (err) {
         return done(err as Error);
       }
@@ -66,10 +68,7 @@ export const identityPlugin = fp<IdentityPluginOptions>(
         (err: unknown) => done(err as Error),
       );
     };
-    // Only the routes that declare `identify` carry the hook, ahead of their own preHandlers.
-    app.addHook('onRoute', (route) => {
-      if (route.config?.identify) addRouteHook(route, 'preHandler', resolveIdentity, 'first');
-    });
+    app.addHook('preHandler', resolveIdentity);
   },
   { name: 'tokend-identity', dependencies: ['@fastify/cookie'] },
 );

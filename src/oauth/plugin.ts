@@ -19,12 +19,13 @@ import { useDocumentHeaders } from '../http/security-headers.ts';
 import { PeriodicJob } from '../periodic.ts';
 
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
-  const { store, passwords, loginLimiter } = app.tokend;
+  const { store, passwords, loginLimiter, credentials } = app.tokend;
   const web: WebDeps = {
     db: store.db,
     dialect: store.dialect,
     passwords,
     loginLimiter,
+    credentials,
     sudoWindowS: app.tokend.config.sudoWindowS,
   };
   const deps: OAuthDeps = {

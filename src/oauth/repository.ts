@@ -1,5 +1,5 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
-import { CompiledQuery, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../store/database.ts';
 import { isBanned } from '../privileges.ts';
 import { findUserById } from '../users/repository.ts';
@@ -165,47 +165,6 @@ export async function saveConsent(
 export async function ownerIsBanned(db: Db, userId: number): Promise<boolean> {
   const owner = await findUserById(db, userId);
   return owner === undefined || isBanned(Number(owner.privileges));
-}
-
-// ---- the per-request bearer lookup
-
-/** An access token joined with its client and its owner's current privileges. */
-export interface BearerRow {
-  id: number;
-  user_id: number;
-  scope: string;
-  created_at: number;
-  client_id: string;
-  client_name: string;
-  client_owner_id: number;
-  client_avatar: string;
-  user_privileges: number;
-}
-
-/** The hot-path lookup: one query, compiled once per handle; each call only swaps the parameters. */
-export function bearerLookup(db: Db): (tokenHash: string, now: number) => Promise<BearerRow | undefined> {
-  const compiled = db
-    .selectFrom('oauth_access_tokens as t')
-    .innerJoin('oauth_clients as c', 'c.id', 't.client_id')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .select([
-      't.id',
-      't.user_id',
-      't.scope',
-      't.created_at',
-      'c.id as client_id',
-      'c.name as client_name',
-      'c.owner_id as client_owner_id',
-      'c.avatar as client_avatar',
-      'u.privileges as user_privileges',
-    ])
-    .where('t.token_hash', '=', '')
-    .where('t.expires_at', '>', 0)
-    .compile();
-  return async (tokenHash, now) => {
-    const result = await db.executeQuery<BearerRow>(CompiledQuery.raw(compiled.sql, [tokenHash, now]));
-    return result.rows[0];
-  };
 }
 
 // ---- housekeeping

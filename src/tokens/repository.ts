@@ -1,10 +1,8 @@
 // Tokens: plain functions over the database handle or a transaction.
-import DataLoader from 'dataloader';
 import { sql, type Selectable } from 'kysely';
-import type { Db, Dialect, Store } from '../store/database.ts';
+import type { Db, Dialect } from '../store/database.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
-import { hashTokenSecret, legacyTokenHash } from './secret.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
 
 /** Longest token description, in UTF-16 code units (JavaScript string length). */
@@ -47,124 +45,6 @@ export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Pr
   }
   const row = await db.insertInto('tokens').values(values).returning('id').executeTakeFirstOrThrow();
   return row.id;
-}
-
-/** A token joined with its owner's current privileges: what the per-request check needs, in one query. */
-export interface TokenWithOwner {
-  id: number;
-  user_id: number;
-  privileges: number;
-  description: string;
-  last_updated: number;
-  user_privileges: number;
-}
-
-/** Most credentials one lookup query carries (see tokenLookup). */
-export const LOOKUP_BATCH_MAX = 64;
-
-type LookupStore = Pick<Store, 'db' | 'dialect' | 'hotQuery'>;
-type Lookup = (secret: string) => Promise<TokenWithOwner | undefined>;
-
-/**
- * The hot-path lookup: the token with this secret joined with its owner, in one indexed query compiled
- * once (Store.hotQuery), so no query building happens per request. An expired token is not found (same
- * query, via the unique index on token_hash), so it stops authenticating the moment it expires.
- *
- * The query looks for both stored forms of each secret: its SHA-256 hash, and the legacy MD5 form of
- * tokens brought over from a Ripple-family database (secret.ts). A token found by its MD5 form gets its
- * SHA-256 hash stored there and then, before it is answered, so the weak hash is gone after one use.
- *
- * The lookups that concurrent requests start in one turn of the event loop share one query (DataLoader,
- * no cache: every request still reads the database, after it arrived). On a database server that is
- * one round trip and one execution for the batch; on SQLite one read transaction instead of one per
- * request, and the requests of a turn are answered together, after their reads, instead of each
- * answer being written (and waking its client) before the next request is read. Under load that
- * halved tokend's CPU per authenticated read on SQLite (bench/README.md, tuning log).
- */
-export function tokenLookup(store: LookupStore): Lookup {
-  // Parameters in the order of the WHEREs: the current time, then the hash or hashes.
-  const byHashes = store.db
-    .selectFrom('tokens')
-    .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select([
-      'tokens.id',
-      'tokens.user_id',
-      'tokens.privileges',
-      'tokens.description',
-      'tokens.last_updated',
-      'users.privileges as user_privileges',
-      'tokens.token_hash',
-    ])
-    .where((eb) => eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', 0)]));
-  const now = () => Math.floor(Date.now() / 1000);
-
-  type Found = TokenWithOwner & { token_hash: string };
-  let readBatch: (hashes: readonly string[], at: number) => Promise<Found[]>;
-  if (store.dialect === 'postgres') {
-    // One statement for every batch size: the hashes go as one array parameter.
-    const read = store.hotQuery<Found>(
-      byHashes.where('tokens.token_hash', '=', sql<string>`any(${[] as string[]})`).compile().sql,
-    );
-    readBatch = (hashes, at) => read([at, [...hashes]]);
-  } else {
-    // SQLite and MySQL: one statement per power-of-two list length, the list padded with its last
-    // hash, so a connection prepares at most log2(LOOKUP_BATCH_MAX) + 1 of them.
-    const reads = new Map<number, (parameters: readonly unknown[]) => Promise<Found[]>>();
-    readBatch = (hashes, at) => {
-      let size = 1;
-      while (size < hashes.length) size *= 2;
-      let read = reads.get(size);
-      if (read === undefined) {
-        const list = Array.from({ length: size }, () => '');
-        read = store.hotQuery<Found>(byHashes.where('tokens.token_hash', 'in', list).compile().sql);
-        reads.set(size, read);
-      }
-      const padded = [...hashes];
-      while (padded.length < size) padded.push(hashes[hashes.length - 1]!);
-      return read([at, ...padded]);
-    };
-  }
-  // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
-  const upgrade = (id: number, legacy: string, sha: string) =>
-    store.db
-      .updateTable('tokens')
-      .set({ token_hash: sha })
-      .where('id', '=', id)
-      .where('token_hash', '=', legacy)
-      .execute()
-      .catch(() => undefined);
-  const loader = new DataLoader<string, TokenWithOwner | undefined>(
-    async (secrets) => {
-      const hashes = secrets.map(hashTokenSecret);
-      const legacy = secrets.map(legacyTokenHash);
-      const rows = await readBatch([...hashes, ...legacy], now());
-      // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
-      const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
-      const upgrading: Array<Promise<unknown>> = [];
-      const found = secrets.map((_, i) => {
-        const row = byHash.get(hashes[i]!);
-        if (row) return row;
-        const old = byHash.get(legacy[i]!);
-        if (old) {
-          byHash.set(hashes[i]!, old);
-          upgrading.push(upgrade(old.id, legacy[i]!, hashes[i]!));
-        }
-        return old;
-      });
-      await Promise.all(upgrading);
-      return found;
-    },
-    // A batch goes at the end of the event loop's turn (setImmediate): it takes in the lookups of the
-    // requests that arrived together, and a request alone waits for no other. Batches are not queued
-    // behind each other: each goes at once, on its own pool connection, with the pool's own bounds
-    // (a hung database fails each request after DB_TIMEOUT_MS, as without batching).
-    {
-      cache: false,
-      maxBatchSize: LOOKUP_BATCH_MAX,
-      batchScheduleFn: (dispatch) => void setImmediate(dispatch),
-    },
-  );
-  return (secret) => loader.load(secret);
 }
 
 /** The user's public tokens unexpired at `now`: the rows a listing counts, in the listing index's order. */

@@ -2,11 +2,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { envelopeProperties, sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';
-import type { Identity } from '../http/identity.ts';
+import type { Identity } from '../auth/credentials.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../privileges.ts';
 import {
   listPublicTokens,
-  deleteTokenById,
   deletePublicTokenOfUser,
   type ListedToken,
   MAX_DESCRIPTION_LENGTH,
@@ -192,7 +191,7 @@ export function lacksPrivileges(
 }
 
 export async function tokenRoutes(app: FastifyInstance): Promise<void> {
-  const { store, passwords, loginLimiter, lastUsed, bearerTokens, jobs } = app.tokend;
+  const { store, passwords, loginLimiter, lastUsed, credentials, jobs } = app.tokend;
 
   async function create(request: FastifyRequest<{ Body: CreateBody }>, reply: FastifyReply) {
     const body = request.body;
@@ -352,13 +351,8 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       case 'none':
         return sendEnvelope(reply, 400, 'No token was given, so none was deleted.');
       case 'token':
-        lastUsed.forget(identity.tokenId);
-        await deleteTokenById(store.db, identity.tokenId);
-        break;
       case 'bearer':
-        if (!bearerTokens) throw new Error('bearer identity without a bearer token store');
-        // The whole grant: a refresh token left behind would mint a new access token at once.
-        await bearerTokens.revokeGrant(identity.tokenId);
+        await credentials.end(identity);
         break;
     }
     return sendEnvelope(reply, 200, 'Bye! The token has been deleted.');

@@ -83,7 +83,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
     pageDoc('The sign-in page'),
     async (request: FastifyRequest<{ Querystring: { next?: unknown } }>, reply) => {
       const next = localPath(request.query.next);
-      const user = await sessionUser(deps.db, request);
+      const user = await sessionUser(deps, request);
       if (user && next) return reply.redirect(next, 303);
       if (user)
         return sendPage(
@@ -136,7 +136,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
   );
 
   app.post('/logout', { ...pageDoc('Sign out'), preHandler: app.csrfProtection }, async (request, reply) => {
-    const user = await sessionUser(deps.db, request);
+    const user = await sessionUser(deps, request);
     if (user) await endSession(deps.db, user.id);
     clearSessionCookie(request, reply);
     return reply.redirect('/login', 303);

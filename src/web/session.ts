@@ -3,8 +3,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COOKIE_NAME } from '../http/credentials.ts';
 import { nowSeconds } from '../clock.ts';
+import type { CredentialCore } from '../auth/credentials.ts';
 import { checkPasswordLogin, type PasswordLoginDeps } from '../auth/password-login.ts';
-import { findSession, inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
+import { inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
 import type { Db, Dialect } from '../store/database.ts';
 import { html, type Html } from './html.ts';
 
@@ -13,6 +14,8 @@ export type { Session } from '../auth/sessions.ts';
 export interface WebDeps extends PasswordLoginDeps {
   db: Db;
   dialect: Dialect;
+  /** finds the session a cookie holds */
+  credentials: Pick<CredentialCore, 'session'>;
   /** SUDO_WINDOW_S */
   sudoWindowS: number;
 }
@@ -21,10 +24,8 @@ export interface WebDeps extends PasswordLoginDeps {
  * The signed-in user of this browser: the live web session in the `rt` cookie, or undefined. Any other
  * credential in the cookie (an API token, a bearer token, an ended or expired session) signs no one in.
  */
-export async function sessionUser(db: Db, request: FastifyRequest): Promise<Session | undefined> {
-  const secret = request.cookies[COOKIE_NAME];
-  if (!secret || secret.length > 256) return undefined;
-  return findSession(db, secret, nowSeconds());
+export function sessionUser(deps: WebDeps, request: FastifyRequest): Promise<Session | undefined> {
+  return deps.credentials.session(request.cookies[COOKIE_NAME]);
 }
 
 /** The password field of a form that needs sudo mode (the password entered within the last minutes). */

@@ -88,12 +88,13 @@ const SCOPE_NAMES_SHOWN: Readonly<Record<string, string>> = {
 };
 
 export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
-  const { store, lastUsed, metrics, config, passwords, loginLimiter } = app.tokend;
+  const { store, lastUsed, metrics, config, passwords, loginLimiter, credentials } = app.tokend;
   const web: WebDeps = {
     db: store.db,
     dialect: store.dialect,
     passwords,
     loginLimiter,
+    credentials,
     sudoWindowS: config.sudoWindowS,
   };
   useDocumentHeaders(app);
@@ -120,7 +121,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
 
   /** The signed-in, not banned user; otherwise the reply has already been sent. */
   async function requireUser(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
-    const user = await sessionUser(store.db, request);
+    const user = await sessionUser(web, request);
     if (!user) {
       const next = request.method === 'GET' ? request.url : '/tokens';
       reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);

@@ -1,4 +1,4 @@
-// The credential lookup (tokenLookup over Store.hotQuery): one query shared by the lookups started in
+// The credential lookup (credentialLookup over Store.hotQuery): one query shared by the lookups started in
 // one turn of the event loop; on a SQLite file a read on a query-only connection of the store's own,
 // elsewhere a server-side prepared statement. On every dialect it sees committed tokens only, and it
 // never waits for a transaction open on the store's main connection.
@@ -8,10 +8,13 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { mintToken } from '../../src/auth/mint.ts';
 import { nowSeconds } from '../../src/clock.ts';
-import { LOOKUP_BATCH_MAX, tokenLookup } from '../../src/tokens/repository.ts';
+import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { hashTokenSecret, legacyTokenHash } from '../../src/tokens/secret.ts';
+
+const tokenLookup = (store: Pick<Store, 'db' | 'dialect' | 'hotQuery'>) =>
+  credentialLookup(store, nowSeconds).token;
 
 for (const dialect of DIALECTS) {
   describe(`credential lookup [${dialect}]`, () => {

@@ -12,7 +12,7 @@ import {
 import { issueAccessToken } from '../../oauth/issue.ts';
 import { formatScope, parseScope, SCOPE_NAMES } from '../../oauth/scopes.ts';
 import { newOAuthSecret, sha256Hex } from '../../oauth/secrets.ts';
-import { rfc3339 } from '../../oauth/bearer-store.ts';
+import { rfc3339 } from '../../auth/credentials.ts';
 import { nowSeconds } from '../../clock.ts';
 import type { Store } from '../../store/database.ts';
 import { CliError, type GroupCommand, type LeafCommand } from '../command.ts';

@@ -200,7 +200,7 @@ export function authorizeGetEndpoint(deps: OAuthDeps) {
     try {
       const params = singleValued(request.query);
       const authz = readAuthorizationRequest(target, params);
-      const user = await sessionUser(deps.db, request);
+      const user = await sessionUser(deps.web, request);
       if (!user) return toLogin(reply, params);
       if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
       if (await alreadyApproved(deps, user, authz))
@@ -219,7 +219,7 @@ export function authorizePostEndpoint(deps: OAuthDeps) {
     try {
       const params = singleValued(request.body);
       const authz = readAuthorizationRequest(target, params);
-      const user = await sessionUser(deps.db, request);
+      const user = await sessionUser(deps.web, request);
       if (!user) return toLogin(reply, params);
       if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
       const decision = params.decision;

@@ -1,0 +1,339 @@
+// The credential core: a presented secret becomes an identity here and nowhere else. An API token, a
+// bearer (OAuth access) token and a web session are each found through the same path: hash the secret,
+// one indexed query shared by the lookups of one turn of the event loop, one expiry rule read from one
+// clock. The core records the use of an API token and computes effective privileges: limit() of what the
+// credential carries against the owner's privileges as stored now, 0 for a banned owner. `http/` only
+// reads the credential from the request and keeps the identity this returns.
+import DataLoader from 'dataloader';
+import { sql } from 'kysely';
+import type { Clock } from '../clock.ts';
+import { effectivePrivileges } from '../privileges.ts';
+import type { Store } from '../store/database.ts';
+import { hashTokenSecret, legacyTokenHash } from '../tokens/secret.ts';
+import { deleteTokenById } from '../tokens/repository.ts';
+import type { LastUsedBatcher } from '../tokens/last-used.ts';
+import { scopePrivileges } from '../oauth/scopes.ts';
+import { revokeGrantOfAccessToken } from '../oauth/repository.ts';
+import type { Session } from './sessions.ts';
+
+export interface TokenIdentity {
+  kind: 'token';
+  tokenId: number;
+  userId: number;
+  userPrivileges: number;
+  storedPrivileges: number;
+  /** limit(stored, owner's current privileges); 0 for a banned owner */
+  privileges: number;
+  description: string;
+  lastUpdated: number;
+}
+
+export interface BearerClient {
+  id: string;
+  name: string;
+  owner_id: number;
+  avatar: string;
+}
+
+export interface BearerIdentity {
+  kind: 'bearer';
+  tokenId: number;
+  userId: number;
+  userPrivileges: number;
+  /** limit(scope privileges, owner's current privileges); 0 for a banned owner */
+  privileges: number;
+  /** the granted scopes, space-separated */
+  scope: string;
+  /** RFC 3339 */
+  created: string;
+  client: BearerClient;
+}
+
+export type Identity = { kind: 'none' } | TokenIdentity | BearerIdentity;
+export const NO_IDENTITY: Identity = Object.freeze({ kind: 'none' });
+
+/** Most credentials one lookup query carries. */
+export const LOOKUP_BATCH_MAX = 64;
+/** Longer secrets are never looked up: no credential tokend makes is near this long. */
+const SECRET_LENGTH_MAX = 256;
+
+/** A token row (API token or web session) joined with its owner as stored now. */
+export interface TokenWithOwner {
+  id: number;
+  user_id: number;
+  privileges: number;
+  description: string;
+  last_updated: number;
+  /** 1: a web session (src/auth/sessions.ts) */
+  session: number;
+  password_at: number | null;
+  username: string;
+  user_privileges: number;
+}
+
+/** A live access token joined with its client and its owner as stored now. */
+export interface BearerRow {
+  id: number;
+  user_id: number;
+  scope: string;
+  created_at: number;
+  client_id: string;
+  client_name: string;
+  client_owner_id: number;
+  client_avatar: string;
+  user_privileges: number;
+}
+
+type LookupStore = Pick<Store, 'db' | 'dialect' | 'hotQuery'>;
+type Hashed<Row> = Row & { token_hash: string };
+
+/**
+ * The one expiry rule: a credential is live while it has no expiry or its expiry is after now. `now` is
+ * the statement's first parameter (compiled as 0, passed per call).
+ */
+const live = (column: 'tokens.expires_at' | 'oauth_access_tokens.expires_at') =>
+  sql<boolean>`(${sql.ref(column)} is null or ${sql.ref(column)} > ${0})`;
+
+/** Unix seconds as RFC 3339 (UTC, whole seconds). */
+export const rfc3339 = (seconds: number): string =>
+  new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+
+/**
+ * Reads the live rows among `hashes` with one statement compiled once (Store.hotQuery): no query is
+ * built per request. `query` selects with the `live` rule as its only WHERE, so the parameters are the
+ * current time, then the hashes.
+ */
+function hashReader<Row>(
+  store: LookupStore,
+  compileFor: (list: string[] | ReturnType<typeof sql<string>>) => string,
+): (hashes: readonly string[], now: number) => Promise<Hashed<Row>[]> {
+  if (store.dialect === 'postgres') {
+    // One statement for every batch size: the hashes go as one array parameter.
+    const read = store.hotQuery<Hashed<Row>>(compileFor(sql<string>`any(${[] as string[]})`));
+    return (hashes, now) => read([now, [...hashes]]);
+  }
+  // SQLite and MySQL: one statement per power-of-two list length, the list padded with its last hash,
+  // so a connection prepares at most log2(LOOKUP_BATCH_MAX) + 1 of them.
+  const reads = new Map<number, (parameters: readonly unknown[]) => Promise<Hashed<Row>[]>>();
+  return (hashes, now) => {
+    let size = 1;
+    while (size < hashes.length) size *= 2;
+    let read = reads.get(size);
+    if (read === undefined) {
+      read = store.hotQuery<Hashed<Row>>(compileFor(Array.from({ length: size }, () => '')));
+      reads.set(size, read);
+    }
+    const padded = [...hashes];
+    while (padded.length < size) padded.push(hashes[hashes.length - 1]!);
+    return read([now, ...padded]);
+  };
+}
+
+/**
+ * Lookups started in one turn of the event loop share one query (DataLoader, no cache: every request
+ * still reads the database, after it arrived). On a database server that is one round trip for the
+ * batch; on SQLite one read transaction instead of one per request, and the requests of a turn are
+ * answered together. A batch goes at the end of the turn (setImmediate), so a request alone waits for
+ * no other; batches are not queued behind each other: each goes at once, on its own pool connection,
+ * within the pool's own bounds (a hung database fails each request after DB_TIMEOUT_MS).
+ */
+function batched<Row>(
+  load: (secrets: readonly string[]) => Promise<Array<Row | undefined>>,
+): (secret: string) => Promise<Row | undefined> {
+  const loader = new DataLoader<string, Row | undefined>(load, {
+    cache: false,
+    maxBatchSize: LOOKUP_BATCH_MAX,
+    batchScheduleFn: (dispatch) => void setImmediate(dispatch),
+  });
+  return (secret) => loader.load(secret);
+}
+
+export interface CredentialLookup {
+  /** The live token row (API token or session) with this secret, and its owner. */
+  token(secret: string): Promise<TokenWithOwner | undefined>;
+  /** The live access token with this secret, its client and its owner. */
+  bearer(secret: string): Promise<BearerRow | undefined>;
+}
+
+/**
+ * The lookups by secret. The token query looks for both stored forms of each secret: its SHA-256
+ * hash, and the legacy MD5 form of tokens brought over from a Ripple-family database (secret.ts). A
+ * token found by its MD5 form gets its SHA-256 hash stored there and then, before it is answered, so the
+ * weak hash is gone after one use. New credentials are only ever stored by their SHA-256 hash.
+ */
+export function credentialLookup(store: LookupStore, clock: Clock): CredentialLookup {
+  const tokens = store.db
+    .selectFrom('tokens')
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .select([
+      'tokens.id',
+      'tokens.user_id',
+      'tokens.privileges',
+      'tokens.description',
+      'tokens.last_updated',
+      'tokens.session',
+      'tokens.password_at',
+      'users.username',
+      'users.privileges as user_privileges',
+      'tokens.token_hash',
+    ])
+    .where(live('tokens.expires_at'));
+  const readTokens = hashReader<TokenWithOwner>(store, (list) =>
+    Array.isArray(list)
+      ? tokens.where('tokens.token_hash', 'in', list).compile().sql
+      : tokens.where('tokens.token_hash', '=', list).compile().sql,
+  );
+  // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
+  const upgrade = (id: number, legacy: string, sha: string) =>
+    store.db
+      .updateTable('tokens')
+      .set({ token_hash: sha })
+      .where('id', '=', id)
+      .where('token_hash', '=', legacy)
+      .execute()
+      .catch(() => undefined);
+  const token = batched<TokenWithOwner>(async (secrets) => {
+    const hashes = secrets.map(hashTokenSecret);
+    const legacy = secrets.map(legacyTokenHash);
+    const rows = await readTokens([...hashes, ...legacy], clock());
+    // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
+    const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
+    const upgrading: Array<Promise<unknown>> = [];
+    const found = secrets.map((_, i) => {
+      const row = byHash.get(hashes[i]!);
+      if (row) return row;
+      const old = byHash.get(legacy[i]!);
+      if (old) {
+        byHash.set(hashes[i]!, old);
+        upgrading.push(upgrade(old.id, legacy[i]!, hashes[i]!));
+      }
+      return old;
+    });
+    await Promise.all(upgrading);
+    return found;
+  });
+
+  const accessTokens = store.db
+    .selectFrom('oauth_access_tokens')
+    .innerJoin('oauth_clients', 'oauth_clients.id', 'oauth_access_tokens.client_id')
+    .innerJoin('users', 'users.id', 'oauth_access_tokens.user_id')
+    .select([
+      'oauth_access_tokens.id',
+      'oauth_access_tokens.user_id',
+      'oauth_access_tokens.scope',
+      'oauth_access_tokens.created_at',
+      'oauth_clients.id as client_id',
+      'oauth_clients.name as client_name',
+      'oauth_clients.owner_id as client_owner_id',
+      'oauth_clients.avatar as client_avatar',
+      'users.privileges as user_privileges',
+      'oauth_access_tokens.token_hash',
+    ])
+    .where(live('oauth_access_tokens.expires_at'));
+  const readAccessTokens = hashReader<BearerRow>(store, (list) =>
+    Array.isArray(list)
+      ? accessTokens.where('oauth_access_tokens.token_hash', 'in', list).compile().sql
+      : accessTokens.where('oauth_access_tokens.token_hash', '=', list).compile().sql,
+  );
+  const bearer = batched<BearerRow>(async (secrets) => {
+    const hashes = secrets.map(hashTokenSecret);
+    const rows = await readAccessTokens(hashes, clock());
+    const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
+    return hashes.map((h) => byHash.get(h));
+  });
+
+  return {
+    token: (secret) => (secret.length > SECRET_LENGTH_MAX ? Promise.resolve(undefined) : token(secret)),
+    bearer: (secret) => (secret.length > SECRET_LENGTH_MAX ? Promise.resolve(undefined) : bearer(secret)),
+  };
+}
+
+export interface CredentialCore {
+  /**
+   * Who an API request acts for, given the secret it presented (`bearer`: in an Authorization: Bearer
+   * header, where an OAuth access token is looked for first, then an API token). At once when there is
+   * no secret, else a promise.
+   */
+  identify(secret: string | undefined, bearer: boolean): Identity | Promise<Identity>;
+  /** The live web session with this secret, or undefined for anything else (an API or bearer token too). */
+  session(secret: string | undefined): Promise<Session | undefined>;
+  /** Ends the credential an identity came from: the API token, or the whole grant of a bearer token. */
+  end(identity: TokenIdentity | BearerIdentity): Promise<void>;
+}
+
+export interface CredentialCoreDeps {
+  store: LookupStore;
+  clock: Clock;
+  lastUsed: LastUsedBatcher;
+}
+
+export function credentialCore({ store, clock, lastUsed }: CredentialCoreDeps): CredentialCore {
+  const lookup = credentialLookup(store, clock);
+
+  const fromToken = (row: TokenWithOwner | undefined): Identity => {
+    if (!row) return NO_IDENTITY;
+    const now = clock();
+    lastUsed.touch(row.id, now);
+    return {
+      kind: 'token',
+      tokenId: row.id,
+      userId: row.user_id,
+      userPrivileges: row.user_privileges,
+      storedPrivileges: row.privileges,
+      privileges: effectivePrivileges(row.privileges, row.user_privileges),
+      description: row.description,
+      lastUpdated: now,
+    };
+  };
+  const fromBearer = (row: BearerRow): BearerIdentity => {
+    const userPrivileges = Number(row.user_privileges);
+    return {
+      kind: 'bearer',
+      tokenId: row.id,
+      userId: row.user_id,
+      userPrivileges,
+      privileges: effectivePrivileges(scopePrivileges(row.scope), userPrivileges),
+      scope: row.scope,
+      created: rfc3339(Number(row.created_at)),
+      client: {
+        id: row.client_id,
+        name: row.client_name,
+        owner_id: row.client_owner_id,
+        avatar: row.client_avatar,
+      },
+    };
+  };
+  const byToken = (secret: string): Promise<Identity> => lookup.token(secret).then(fromToken);
+  const byBearerThenToken = async (secret: string): Promise<Identity> => {
+    const row = await lookup.bearer(secret);
+    return row ? fromBearer(row) : byToken(secret);
+  };
+
+  return {
+    identify(secret, bearer) {
+      if (secret === undefined) return NO_IDENTITY;
+      return bearer ? byBearerThenToken(secret) : byToken(secret);
+    },
+    async session(secret) {
+      if (!secret) return undefined;
+      const row = await lookup.token(secret);
+      if (!row || Number(row.session) !== 1) return undefined;
+      return {
+        id: row.id,
+        userId: row.user_id,
+        username: row.username,
+        userPrivileges: Number(row.user_privileges),
+        passwordAt: row.password_at === null ? null : Number(row.password_at),
+      };
+    },
+    async end(identity) {
+      if (identity.kind === 'token') {
+        lastUsed.forget(identity.tokenId);
+        await deleteTokenById(store.db, identity.tokenId);
+      } else {
+        // The whole grant: a refresh token left behind would mint a new access token at once.
+        await revokeGrantOfAccessToken(store.db, identity.tokenId);
+      }
+    },
+  };
+}
