@@ -18,7 +18,7 @@ import { pingRoutes } from './users/ping-route.ts';
 import { credentialCore, type CredentialCore } from './auth/credentials.ts';
 import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
-import { authorizationServer } from './oauth/plugin.ts';
+import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { HttpError, apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
@@ -27,14 +27,14 @@ import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin, requestMetrics } from './metrics/plugin.ts';
 import { registerDocs } from './docs/plugin.ts';
-import { tokensPagePlugin } from './web/tokens-page.ts';
+import { webPlugin } from './web/plugin.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
 import {
   answerClientError,
   answerFrameworkError,
   answerHalfClosedClients,
   capConnectionsPerAddress,
-} from './health/connections.ts';
+} from './http/connections.ts';
 import { redisReadiness } from './health/redis-check.ts';
 
 /** A Content-Type Fastify can read: `type/subtype`, optionally followed by `;` and parameters. */
@@ -103,7 +103,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const store =
     options.store ??
     (await openStore(config.database, { poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs }));
-  const lastUsed = new LastUsedBatcher(store.db, store.dialect, app.log);
+  const lastUsed = new LastUsedBatcher(store.db, app.log);
   const services: Services = {
     config,
     store,
@@ -217,10 +217,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { prefix: config.basePath },
   );
-  // The OAuth 2.0 authorization server and its login/consent pages, at the server root.
+  // The OAuth 2.0 authorization server's metadata and back channel, at the server root.
   await app.register(authorizationServer);
-  // The signed-in user's token page, after the web login.
-  await app.register(tokensPagePlugin);
+  // The web pages, at the server root: sign-in, the token page, connected applications, and the
+  // authorization server's consent page.
+  await app.register(webPlugin, { pages: [authorizationPages] });
 
   return app;
 }

@@ -1,12 +1,13 @@
-// tokend's OAuth 2.0 authorization server and its web pages, at the server root (outside BASE_PATH).
-// An encapsulated plugin: form parsing and CSRF protection exist only in here.
-import type { FastifyInstance } from 'fastify';
+// tokend's OAuth 2.0 authorization server, at the server root (outside BASE_PATH): its metadata and
+// back channel here, and its consent page, which the web plugin registers among its pages.
+import type { FastifyError, FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
-import csrf from '@fastify/csrf-protection';
 import { nowSeconds } from '../clock.ts';
-import type { WebDeps } from '../web/session.ts';
-import { sendPageError, webRoutes } from '../web/routes.ts';
-import type { OAuthDeps } from './deps.ts';
+import type { WebPages } from '../web/plugin.ts';
+import { sendPageError } from '../web/routes.ts';
+import { errorPage, sendPage } from '../web/pages.ts';
+import type { ConsentPageDeps, OAuthDeps } from './deps.ts';
+import { OAuthError } from './errors.ts';
 import { authorizeGetEndpoint, authorizePostEndpoint } from './endpoints/authorize.ts';
 import { introspectEndpoint } from './endpoints/introspect.ts';
 import { metadataEndpoint } from './endpoints/metadata.ts';
@@ -15,38 +16,21 @@ import { tokenEndpoint } from './endpoints/token.ts';
 import { deleteExpiredOAuthRows } from './repository.ts';
 import { sendOAuthError } from './respond.ts';
 import { doc } from './route-doc.ts';
-import { useDocumentHeaders } from '../http/security-headers.ts';
 import { PeriodicJob } from '../periodic.ts';
 
+/** Metadata and the back channel (client to server): JSON answers and RFC 6749 §5.2 errors. */
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
-  const { store, passwords, loginLimiter, credentials } = app.tokend;
-  const web: WebDeps = {
-    db: store.db,
-    dialect: store.dialect,
-    passwords,
-    loginLimiter,
-    credentials,
-    sudoWindowS: app.tokend.config.sudoWindowS,
-  };
-  const deps: OAuthDeps = {
-    db: store.db,
-    dialect: store.dialect,
-    now: nowSeconds,
-    web,
-    publicUrl: app.tokend.config.publicUrl,
-  };
-
+  const deps = oauthDeps(app);
   startSweeping(app, deps, app.tokend.config.tokenSweepIntervalS * 1000);
 
-  await app.register(formbody);
   app.get(
     '/.well-known/oauth-authorization-server',
     doc('Authorization server metadata (RFC 8414)'),
     metadataEndpoint(app.tokend.config.publicUrl),
   );
-
-  // Back channel: client to server, JSON answers and RFC 6749 §5.2 errors.
   await app.register(async (backChannel) => {
+    // Clients send these endpoints forms (RFC 6749 §4.1.3).
+    await backChannel.register(formbody);
     backChannel.setErrorHandler(sendOAuthError);
     backChannel.post(
       '/oauth/token',
@@ -56,21 +40,37 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
     backChannel.post('/oauth/revoke', doc('Revoke a token (RFC 7009)'), revokeEndpoint(deps));
     backChannel.post('/oauth/introspect', doc('Introspect a token (RFC 7662)'), introspectEndpoint(deps));
   });
-
-  // Front channel: the browser's pages, CSRF-protected forms, errors as pages.
-  await app.register(async (pages) => {
-    useDocumentHeaders(pages);
-    await pages.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
-    pages.setErrorHandler(sendPageError);
-    pages.get('/oauth/authorize', doc('The consent page (RFC 6749 §4.1.1)'), authorizeGetEndpoint(deps));
-    pages.post(
-      '/oauth/authorize',
-      { ...doc('The consent form: Allow or Deny'), preHandler: pages.csrfProtection },
-      authorizePostEndpoint(deps),
-    );
-    await webRoutes(pages, web);
-  });
 }
+
+/**
+ * The front channel: the consent page, a web page among the others (registered inside the web plugin,
+ * whose forms, CSRF protection and session it shares). An OAuth error is explained on a page.
+ */
+export const authorizationPages: WebPages = async (pages, web) => {
+  const deps: ConsentPageDeps = { ...oauthDeps(pages), web };
+  pages.setErrorHandler((err: FastifyError | OAuthError, request, reply) => {
+    if (!(err instanceof OAuthError)) return sendPageError(err, request, reply);
+    if (err.status >= 500) request.log.error({ err }, 'authorization request failed');
+    return sendPage(
+      reply,
+      err.status >= 500 ? 500 : 400,
+      'Error',
+      errorPage(err.expose ? err.message : 'An internal error occurred.'),
+    );
+  });
+  pages.get('/oauth/authorize', doc('The consent page (RFC 6749 §4.1.1)'), authorizeGetEndpoint(deps));
+  pages.post(
+    '/oauth/authorize',
+    { ...doc('The consent form: Allow or Deny'), preHandler: pages.csrfProtection },
+    authorizePostEndpoint(deps),
+  );
+};
+
+const oauthDeps = (app: FastifyInstance): OAuthDeps => ({
+  db: app.tokend.store.db,
+  now: nowSeconds,
+  publicUrl: app.tokend.config.publicUrl,
+});
 
 /** Removes expired OAuth rows now and then; sweeps never overlap and a failure is retried next time. */
 function startSweeping(app: FastifyInstance, deps: OAuthDeps, intervalMs: number): void {

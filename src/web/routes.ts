@@ -1,7 +1,6 @@
 // /login and /logout, the pages' icon, and how every page reports an error.
 import { clientAddress, clientGone } from '../http/client-address.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError } from '../oauth/errors.ts';
 import { endSession, SESSION_TTL_S } from '../auth/sessions.ts';
 import { errorPage, loginPage, signedInPage, sendPage } from './pages.ts';
 import { webLogin } from './login.ts';
@@ -37,17 +36,7 @@ function sendIcon(_request: FastifyRequest, reply: FastifyReply) {
 }
 
 /** The error handler of the pages: a short explanation, never the inside of a failure. */
-export function sendPageError(err: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply) {
-  if (err instanceof OAuthError) {
-    if (err.status >= 500) request.log.error({ err }, 'authorization request failed');
-    const status = err.status >= 500 ? 500 : 400;
-    return sendPage(
-      reply,
-      status,
-      'Error',
-      errorPage(err.expose ? err.message : 'An internal error occurred.'),
-    );
-  }
+export function sendPageError(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (err.code === 'FST_CSRF_MISSING_SECRET' || err.code === 'FST_CSRF_INVALID_TOKEN')
     return sendPage(
       reply,

@@ -2,8 +2,6 @@
 // user's public tokens. Forms are CSRF-protected; everything works without JavaScript.
 import { clientAddress } from '../http/client-address.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import formbody from '@fastify/formbody';
-import csrf from '@fastify/csrf-protection';
 import {
   TokenPrivilege,
   isBanned,
@@ -11,7 +9,6 @@ import {
   tokenPrivilegeNames,
   type TokenPrivilegeName,
 } from '../privileges.ts';
-import { sendPageError } from './routes.ts';
 import {
   clearSessionCookie,
   confirmSudo,
@@ -35,7 +32,6 @@ import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
-import { useDocumentHeaders } from '../http/security-headers.ts';
 import {
   PAGE_SCRIPT,
   SCRIPT_PATH,
@@ -87,20 +83,9 @@ const SCOPE_NAMES_SHOWN: Readonly<Record<string, string>> = {
   bancho: 'connect to the game server',
 };
 
-export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
-  const { store, lastUsed, metrics, config, passwords, loginLimiter, credentials } = app.tokend;
-  const web: WebDeps = {
-    db: store.db,
-    dialect: store.dialect,
-    passwords,
-    loginLimiter,
-    credentials,
-    sudoWindowS: config.sudoWindowS,
-  };
-  useDocumentHeaders(app);
-  await app.register(formbody);
-  await app.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
-  app.setErrorHandler(sendPageError);
+/** The token page's routes, in the web plugin's context (its forms, CSRF protection and error pages). */
+export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Promise<void> {
+  const { store, lastUsed, metrics, config } = app.tokend;
 
   const rowView = (t: ListedToken): TokenRowView => {
     const pending = lastUsed.pendingUse(t.id);
@@ -250,7 +235,7 @@ export async function tokensPagePlugin(app: FastifyInstance): Promise<void> {
     const now = nowSeconds();
     let token: MintedToken;
     try {
-      token = await mintToken(store.db, store.dialect, {
+      token = await mintToken(store.db, {
         userId: user.userId,
         requested: privileges,
         description,

@@ -8,7 +8,7 @@ import { consentPage, sendPage } from '../../web/pages.ts';
 import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, type Session } from '../../web/session.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { findClient, type OAuthClient } from '../clients.ts';
-import type { OAuthDeps } from '../deps.ts';
+import type { ConsentPageDeps } from '../deps.ts';
 import {
   AccessDenied,
   InvalidRequest,
@@ -60,7 +60,7 @@ function rawSingle(source: unknown, name: string): string | undefined {
 
 /** Step 1: the client, and a redirect URI registered for it exactly (RFC 6749 §3.1.2.3, §4.1.2.1). */
 async function findReplyTarget(
-  deps: OAuthDeps,
+  deps: ConsentPageDeps,
   request: FastifyRequest,
   source: unknown,
 ): Promise<ReplyTarget> {
@@ -124,7 +124,7 @@ function redirectError(
 }
 
 async function redirectWithCode(
-  deps: OAuthDeps,
+  deps: ConsentPageDeps,
   reply: FastifyReply,
   authz: AuthorizationRequest,
   user: Session,
@@ -153,7 +153,7 @@ function toLogin(reply: FastifyReply, params: Params) {
 }
 
 async function alreadyApproved(
-  deps: OAuthDeps,
+  deps: ConsentPageDeps,
   user: Session,
   authz: AuthorizationRequest,
 ): Promise<boolean> {
@@ -162,7 +162,7 @@ async function alreadyApproved(
 }
 
 async function showConsent(
-  deps: OAuthDeps,
+  deps: ConsentPageDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   authz: AuthorizationRequest,
@@ -194,7 +194,7 @@ async function showConsent(
 }
 
 /** GET: the consent page, or straight back to the client when this user already approved these scopes. */
-export function authorizeGetEndpoint(deps: OAuthDeps) {
+export function authorizeGetEndpoint(deps: ConsentPageDeps) {
   return async function authorize(request: FastifyRequest, reply: FastifyReply) {
     const target = await findReplyTarget(deps, request, request.query);
     try {
@@ -213,7 +213,7 @@ export function authorizeGetEndpoint(deps: OAuthDeps) {
 }
 
 /** POST: the Allow/Deny form (CSRF-checked before this runs). */
-export function authorizePostEndpoint(deps: OAuthDeps) {
+export function authorizePostEndpoint(deps: ConsentPageDeps) {
   return async function decide(request: FastifyRequest, reply: FastifyReply) {
     const target = await findReplyTarget(deps, request, request.body);
     try {
@@ -235,7 +235,7 @@ export function authorizePostEndpoint(deps: OAuthDeps) {
       }
       const earlier = (await findConsentScope(deps.db, user.userId, authz.client.id)) ?? '';
       const approved = new Set([...earlier.split(' ').filter(Boolean), ...authz.scopes]);
-      await saveConsent(deps.db, deps.dialect, {
+      await saveConsent(deps.db, {
         userId: user.userId,
         clientId: authz.client.id,
         scope: formatScope([...approved]),
