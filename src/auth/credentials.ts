@@ -5,7 +5,8 @@
 // credential carries against the owner's privileges as stored now, 0 for a banned owner. `http/` only
 // reads the credential from the request and keeps the identity this returns.
 import DataLoader from 'dataloader';
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { anyOf } from '../store/sql-dialect.ts';
 import type { Clock } from '../clock.ts';
 import { effectivePrivileges } from '../privileges.ts';
 import type { Store } from '../store/database.ts';
@@ -84,7 +85,7 @@ export interface BearerRow {
   user_privileges: number;
 }
 
-type LookupStore = Pick<Store, 'db' | 'dialect' | 'hotQuery'>;
+type LookupStore = Pick<Store, 'db' | 'hotQuery'>;
 type Hashed<Row> = Row & { token_hash: string };
 
 /**
@@ -99,33 +100,25 @@ export const rfc3339 = (seconds: number): string =>
   new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 
 /**
- * Reads the live rows among `hashes` with one statement compiled once (Store.hotQuery): no query is
- * built per request. `query` selects with the `live` rule as its only WHERE, so the parameters are the
- * current time, then the hashes.
+ * Reads the live rows among `hashes` with statements compiled once (Store.hotQuery): no query is built
+ * per request. `query` has the expiry rule as its only WHERE, so a statement's parameters are the current
+ * time, then the hashes (anyOf: few statement texts for all batch sizes).
  */
 function hashReader<Row>(
   store: LookupStore,
-  compileFor: (list: string[] | ReturnType<typeof sql<string>>) => string,
+  query: { where(condition: RawBuilder<SqlBool>): { compile(): { sql: string } } },
+  column: string,
 ): (hashes: readonly string[], now: number) => Promise<Hashed<Row>[]> {
-  if (store.dialect === 'postgres') {
-    // One statement for every batch size: the hashes go as one array parameter.
-    const read = store.hotQuery<Hashed<Row>>(compileFor(sql<string>`any(${[] as string[]})`));
-    return (hashes, now) => read([now, [...hashes]]);
-  }
-  // SQLite and MySQL: one statement per power-of-two list length, the list padded with its last hash,
-  // so a connection prepares at most log2(LOOKUP_BATCH_MAX) + 1 of them.
+  const hashIn = anyOf(store.db, column);
   const reads = new Map<number, (parameters: readonly unknown[]) => Promise<Hashed<Row>[]>>();
   return (hashes, now) => {
-    let size = 1;
-    while (size < hashes.length) size *= 2;
-    let read = reads.get(size);
+    const match = hashIn(hashes);
+    let read = reads.get(match.key);
     if (read === undefined) {
-      read = store.hotQuery<Hashed<Row>>(compileFor(Array.from({ length: size }, () => '')));
-      reads.set(size, read);
+      read = store.hotQuery<Hashed<Row>>(query.where(match.condition()).compile().sql);
+      reads.set(match.key, read);
     }
-    const padded = [...hashes];
-    while (padded.length < size) padded.push(hashes[hashes.length - 1]!);
-    return read([now, ...padded]);
+    return read([now, ...match.parameters]);
   };
 }
 
@@ -178,11 +171,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
       'tokens.token_hash',
     ])
     .where(live('tokens.expires_at'));
-  const readTokens = hashReader<TokenWithOwner>(store, (list) =>
-    Array.isArray(list)
-      ? tokens.where('tokens.token_hash', 'in', list).compile().sql
-      : tokens.where('tokens.token_hash', '=', list).compile().sql,
-  );
+  const readTokens = hashReader<TokenWithOwner>(store, tokens, 'tokens.token_hash');
   // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
   const upgrade = (id: number, legacy: string, sha: string) =>
     store.db
@@ -230,11 +219,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
       'oauth_access_tokens.token_hash',
     ])
     .where(live('oauth_access_tokens.expires_at'));
-  const readAccessTokens = hashReader<BearerRow>(store, (list) =>
-    Array.isArray(list)
-      ? accessTokens.where('oauth_access_tokens.token_hash', 'in', list).compile().sql
-      : accessTokens.where('oauth_access_tokens.token_hash', '=', list).compile().sql,
-  );
+  const readAccessTokens = hashReader<BearerRow>(store, accessTokens, 'oauth_access_tokens.token_hash');
   const bearer = batched<BearerRow>(async (secrets) => {
     const hashes = secrets.map(hashTokenSecret);
     const rows = await readAccessTokens(hashes, clock());

@@ -2,7 +2,8 @@
 // limit(requested, owner's current privileges), read here, never taken from the caller) and web sessions
 // (private, no privileges). No other module inserts into the tokens table.
 import { sql } from 'kysely';
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
+import { forUpdate } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { limit } from '../privileges.ts';
 import { hashTokenSecret, newTokenSecret } from '../tokens/secret.ts';
@@ -55,7 +56,6 @@ export class NoSuchOwner extends Error {
 /** Stores a row under a fresh secret, drawing again on the astronomically rare collision. */
 async function insertWithFreshSecret(
   db: Db,
-  dialect: Dialect,
   row: Omit<NewToken, 'tokenHash'>,
   newSecret: () => string,
 ): Promise<{ id: number; secret: string }> {
@@ -64,7 +64,7 @@ async function insertWithFreshSecret(
     // Inside a transaction a failed insert would abort it on PostgreSQL: a savepoint keeps the rest.
     if (db.isTransaction) await sql`SAVEPOINT mint_secret`.execute(db);
     try {
-      const id = await insertToken(db, dialect, { ...row, tokenHash: hashTokenSecret(secret) });
+      const id = await insertToken(db, { ...row, tokenHash: hashTokenSecret(secret) });
       if (db.isTransaction) await sql`RELEASE SAVEPOINT mint_secret`.execute(db);
       return { id, secret };
     } catch (err) {
@@ -77,24 +77,22 @@ async function insertWithFreshSecret(
 /** A new API token for `request.userId`, with limit(requested, the owner's privileges as stored now). */
 export async function mintToken(
   db: Db,
-  dialect: Dialect,
   request: TokenRequest,
   newSecret: () => string = newTokenSecret,
 ): Promise<MintedToken> {
   // One transaction that first locks the owner's row: concurrent creations for one user count in turn,
   // so none of them passes the cap on a count that another is about to change.
   const inTransaction = async (trx: Db): Promise<MintedToken> => {
-    let lockOwner = trx.selectFrom('users').select('privileges').where('id', '=', request.userId);
-    // SQLite has one writer at a time (and no FOR UPDATE); the servers lock the row.
-    if (dialect !== 'sqlite') lockOwner = lockOwner.forUpdate();
-    const owner = await lockOwner.executeTakeFirst();
+    const owner = await forUpdate(
+      trx,
+      trx.selectFrom('users').select('privileges').where('id', '=', request.userId),
+    ).executeTakeFirst();
     if (!owner) throw new NoSuchOwner(request.userId);
     if (request.cap !== 'none' && (await countLiveApiTokens(trx, request.userId, request.now)) >= request.cap)
       throw new TokenCapReached(request.cap);
     const privileges = limit(request.requested, Number(owner.privileges));
     const { id, secret } = await insertWithFreshSecret(
       trx,
-      dialect,
       {
         userId: request.userId,
         privileges,
@@ -125,13 +123,11 @@ export async function countLiveApiTokens(db: Db, userId: number, now: number): P
 /** A new web session: private, no privileges, expiring at `expiresAt`, its password entered `now`. */
 export async function mintSession(
   db: Db,
-  dialect: Dialect,
   session: { userId: number; now: number; expiresAt: number },
   newSecret: () => string = newTokenSecret,
 ): Promise<{ id: number; secret: string }> {
   return insertWithFreshSecret(
     db,
-    dialect,
     {
       userId: session.userId,
       privileges: 0,

@@ -2,7 +2,7 @@
 // has session = 1): nothing else is. An API token, a bearer token, an expired or ended session is not a
 // session, whatever cookie it arrives in. A session carries no API privileges, lasts SESSION_TTL_S,
 // and remembers when its password was last entered, for sudo mode.
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
 import { mintSession } from './mint.ts';
 
 /** How long a web sign-in lasts. */
@@ -23,11 +23,10 @@ export interface Session {
 /** Signs `userId` in: a new session, whose password was entered `now`; the oldest beyond the cap end. */
 export async function startSession(
   db: Db,
-  dialect: Dialect,
   userId: number,
   now: number,
 ): Promise<{ id: number; secret: string }> {
-  const session = await mintSession(db, dialect, { userId, now, expiresAt: now + SESSION_TTL_S });
+  const session = await mintSession(db, { userId, now, expiresAt: now + SESSION_TTL_S });
   const newest = await db
     .selectFrom('tokens')
     .select('id')

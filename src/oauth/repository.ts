@@ -1,6 +1,7 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
 import type { Selectable } from 'kysely';
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
+import { upsert } from '../store/sql-dialect.ts';
 import { isBanned } from '../privileges.ts';
 import { findUserById } from '../users/repository.ts';
 import type {
@@ -144,19 +145,15 @@ export async function findConsentScope(
 
 export async function saveConsent(
   db: Db,
-  dialect: Dialect,
   consent: { userId: number; clientId: string; scope: string; now: number },
 ): Promise<void> {
-  const values = {
-    user_id: consent.userId,
-    client_id: consent.clientId,
-    scope: consent.scope,
-    updated_at: consent.now,
-  };
-  const update = { scope: consent.scope, updated_at: consent.now };
-  const insert = db.insertInto('oauth_consents').values(values);
-  if (dialect === 'mysql') await insert.onDuplicateKeyUpdate(update).execute();
-  else await insert.onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet(update)).execute();
+  await upsert(
+    db,
+    'oauth_consents',
+    { user_id: consent.userId, client_id: consent.clientId, scope: consent.scope, updated_at: consent.now },
+    ['user_id', 'client_id'],
+    { scope: consent.scope, updated_at: consent.now },
+  );
 }
 
 // ---- owners

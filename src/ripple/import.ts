@@ -18,7 +18,7 @@ import { MAX_USERNAME_LENGTH, usernameProblem, usernameSafe } from '../users/use
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
 import { legacyHashOfMd5 } from '../tokens/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
-import { reserveIds } from '../store/sequences.ts';
+import { reserveIds } from '../store/sql-dialect.ts';
 import type { RippleSource, RippleTokenRow, RippleUserRow, SourceCell, SourceTable } from './source.ts';
 
 /** Rows read and written at a time. */
@@ -251,8 +251,8 @@ export async function importRipple(
 
   // Ids generated meanwhile (a running server making tokens) go above the source's, not into its range.
   if (!options.dryRun) {
-    await reserveIds(db, store.dialect, 'users', await source.maxId('users'));
-    await reserveIds(db, store.dialect, 'tokens', await source.maxId('tokens'));
+    await reserveIds(db, 'users', await source.maxId('users'));
+    await reserveIds(db, 'tokens', await source.maxId('tokens'));
   }
 
   // Users.

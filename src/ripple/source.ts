@@ -1,7 +1,7 @@
 // Reading a Ripple-family database (Ripple, Akatsuki: MySQL or MariaDB) for `tokend import-ripple`:
 // its users and tokens tables, page by page in id order, over one connection of its own.
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { redactDatabaseUrl } from '../store/database.ts';
+import { redactDatabaseUrl } from '../store/open-errors.ts';
 
 /** A source database problem that the operator can fix: printed as one line. */
 export class RippleSourceError extends Error {

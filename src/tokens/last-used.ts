@@ -1,7 +1,7 @@
 // Token uses are collected in memory and written in one statement at least once a second,
 // and on shutdown, instead of one UPDATE per request.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
 import { recordTokenUses } from './repository.ts';
 import { PeriodicJob } from '../periodic.ts';
 
@@ -12,14 +12,12 @@ export class LastUsedBatcher {
   private pending = new Map<number, number>();
   private readonly job = new PeriodicJob(() => this.writePending());
   private readonly db: Db;
-  private readonly dialect: Dialect;
   private readonly log: FastifyBaseLogger;
   /** Sizes of the batches written so far (for metrics). */
   onFlush: ((size: number) => void) | undefined;
 
-  constructor(db: Db, dialect: Dialect, log: FastifyBaseLogger) {
+  constructor(db: Db, log: FastifyBaseLogger) {
     this.db = db;
-    this.dialect = dialect;
     this.log = log;
   }
 
@@ -58,7 +56,7 @@ export class LastUsedBatcher {
     const uses = [...batch];
     try {
       for (let i = 0; i < uses.length; i += MAX_BATCH) {
-        await recordTokenUses(this.db, this.dialect, uses.slice(i, i + MAX_BATCH));
+        await recordTokenUses(this.db, uses.slice(i, i + MAX_BATCH));
       }
       this.onFlush?.(uses.length);
     } catch (err) {

@@ -1,6 +1,7 @@
 // Tokens: plain functions over the database handle or a transaction.
 import { sql, type Selectable } from 'kysely';
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
+import { greatest, insertReturningId } from '../store/sql-dialect.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
@@ -27,8 +28,8 @@ export interface NewToken {
   session?: { passwordAt: number };
 }
 
-export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Promise<number> {
-  const values = {
+export async function insertToken(db: Db, token: NewToken): Promise<number> {
+  return insertReturningId(db, 'tokens', {
     user_id: token.userId,
     privileges: token.privileges,
     description: token.description,
@@ -38,13 +39,7 @@ export async function insertToken(db: Db, dialect: Dialect, token: NewToken): Pr
     expires_at: token.expiresAt ?? null,
     session: token.session ? 1 : 0,
     password_at: token.session?.passwordAt ?? null,
-  };
-  if (dialect === 'mysql') {
-    const result = await db.insertInto('tokens').values(values).executeTakeFirstOrThrow();
-    return Number(result.insertId);
-  }
-  const row = await db.insertInto('tokens').values(values).returning('id').executeTakeFirstOrThrow();
-  return row.id;
+  });
 }
 
 /** The user's public tokens unexpired at `now`: the rows a listing counts, in the listing index's order. */
@@ -191,20 +186,16 @@ export async function deleteTokenById(db: Db, id: number): Promise<boolean> {
  * Writes a batch of uses in one statement. GREATEST/max keeps last_updated from moving backwards
  * when several instances flush uses of the same token.
  */
-export async function recordTokenUses(
-  db: Db,
-  dialect: Dialect,
-  uses: ReadonlyArray<readonly [number, number]>,
-) {
+export async function recordTokenUses(db: Db, uses: ReadonlyArray<readonly [number, number]>) {
   if (uses.length === 0) return;
-  const greatest = dialect === 'sqlite' ? sql.raw('max') : sql.raw('GREATEST');
   const cases = sql.join(
     uses.map(([id, at]) => sql`WHEN ${id} THEN ${at}`),
     sql` `,
   );
+  const used = sql<number>`CASE id ${cases} ELSE last_updated END`;
   await db
     .updateTable('tokens')
-    .set({ last_updated: sql<number>`${greatest}(last_updated, CASE id ${cases} ELSE last_updated END)` })
+    .set({ last_updated: greatest(db, sql<number>`last_updated`, used) })
     .where(
       'id',
       'in',

@@ -1,6 +1,6 @@
 // Token creation through the API: the password check (src/auth/password-login.ts), then minting
 // (src/auth/mint.ts). Results are discriminated unions; rows stay below.
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
 import type { UserRow } from '../users/repository.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { LoginLimiter } from './login-limiter.ts';
@@ -30,7 +30,6 @@ export type LoginResult =
 
 export interface LoginDeps {
   db: Db;
-  dialect: Dialect;
   passwords: PasswordHasher;
   loginLimiter: LoginLimiter;
   /** TOKENS_PER_USER_MAX */
@@ -53,7 +52,7 @@ export async function loginForToken(
   const expiresAt = input.expiresIn === undefined ? undefined : now + input.expiresIn;
   let token: MintedToken;
   try {
-    token = await mintToken(deps.db, deps.dialect, {
+    token = await mintToken(deps.db, {
       userId: user.id,
       requested: input.privileges,
       description: input.description,

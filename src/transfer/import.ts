@@ -1,7 +1,7 @@
 // tokend import: loads an export (format.ts) into an empty, migrated database, in one transaction, so a
 // bad or cut-off file leaves the database as it was.
-import { sql } from 'kysely';
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
+import { followExplicitIds } from '../store/sql-dialect.ts';
 import { FORMAT, VERSION, TRANSFER_TABLES, tablesIn, type AnyDb, type Cell, type Row } from './format.ts';
 
 const BATCH = 500;
@@ -30,7 +30,6 @@ function parseLine(text: string, lineNo: number): Record<string, unknown> {
 /** Imports the lines of an export; returns the rows imported per table. */
 export async function importDatabase(
   database: Db,
-  dialect: Dialect,
   lines: AsyncIterable<string>,
 ): Promise<Record<string, number>> {
   const target = await tablesIn(database as unknown as AnyDb);
@@ -112,13 +111,9 @@ export async function importDatabase(
     if (!ended)
       throw new ImportError('the file ends without its end line: it was cut off; nothing was imported');
 
-    // Explicit ids leave PostgreSQL's identity sequences behind; move each past the largest id.
-    // (MySQL's AUTO_INCREMENT and SQLite's rowid follow explicit ids by themselves.)
-    if (dialect === 'postgres')
-      for (const t of TRANSFER_TABLES.filter((t) => t.serial && headerTables!.includes(t.name)))
-        await sql`SELECT setval(pg_get_serial_sequence(${t.name}, 'id'), COALESCE((SELECT MAX(id) FROM ${sql.table(t.name)}), 0) + 1, false)`.execute(
-          trx,
-        );
+    // The rows came with their ids: generated ids go on after the largest.
+    for (const t of TRANSFER_TABLES.filter((t) => t.serial && headerTables!.includes(t.name)))
+      await followExplicitIds(trx, t.name);
     return counts;
   });
 }

@@ -1,6 +1,7 @@
 // Users: plain functions over the database handle or a transaction.
-import { sql, type Selectable } from 'kysely';
-import type { Db, Dialect } from '../store/database.ts';
+import type { Selectable } from 'kysely';
+import type { Db } from '../store/database.ts';
+import { followExplicitIds, insertReturningId } from '../store/sql-dialect.ts';
 import { MAX_ID, type UserTable } from '../store/schema.ts';
 import { usernameSafe } from './username.ts';
 
@@ -42,8 +43,8 @@ export interface NewUser {
   now: number;
 }
 
-export async function insertUser(db: Db, dialect: Dialect, user: NewUser): Promise<number> {
-  const values = {
+export async function insertUser(db: Db, user: NewUser): Promise<number> {
+  const id = await insertReturningId(db, 'users', {
     ...(user.id !== undefined ? { id: user.id } : {}),
     username: user.username,
     username_safe: usernameSafe(user.username),
@@ -51,18 +52,9 @@ export async function insertUser(db: Db, dialect: Dialect, user: NewUser): Promi
     password_hash: user.passwordHash,
     password_version: user.passwordVersion,
     created_at: user.now,
-  };
-  if (dialect === 'postgres') {
-    const row = await db.insertInto('users').values(values).returning('id').executeTakeFirstOrThrow();
-    // An explicit id does not move the identity sequence; move it past the largest id in use.
-    if (user.id !== undefined)
-      await sql`SELECT setval(pg_get_serial_sequence('users', 'id'), (SELECT max(id) FROM users))`.execute(
-        db,
-      );
-    return row.id;
-  }
-  const result = await db.insertInto('users').values(values).executeTakeFirstOrThrow();
-  return user.id ?? Number(result.insertId);
+  });
+  if (user.id !== undefined) await followExplicitIds(db, 'users');
+  return id;
 }
 
 export async function setUserPrivileges(db: Db, id: number, privileges: number): Promise<void> {

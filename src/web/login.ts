@@ -37,7 +37,7 @@ export async function webLogin(
     case 'banned':
       return { kind: 'banned' };
     case 'ok': {
-      const session = await startSession(deps.db, deps.dialect, checked.user.id, nowSeconds());
+      const session = await startSession(deps.db, checked.user.id, nowSeconds());
       return { kind: 'signed-in', secret: session.secret, userId: checked.user.id };
     }
   }

@@ -6,14 +6,13 @@ import { nowSeconds } from '../clock.ts';
 import type { CredentialCore } from '../auth/credentials.ts';
 import { checkPasswordLogin, type PasswordLoginDeps } from '../auth/password-login.ts';
 import { inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
-import type { Db, Dialect } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
 import { html, type Html } from './html.ts';
 
 export type { Session } from '../auth/sessions.ts';
 
 export interface WebDeps extends PasswordLoginDeps {
   db: Db;
-  dialect: Dialect;
   /** finds the session a cookie holds */
   credentials: Pick<CredentialCore, 'session'>;
   /** SUDO_WINDOW_S */

@@ -1,10 +1,18 @@
-// Adapts node:sqlite's DatabaseSync to the small interface Kysely's SqliteDialect drives,
-// caching prepared statements so repeated queries skip SQLite's parser.
+// SQLite through node:sqlite: its DatabaseSync adapted to the small interface Kysely's SqliteDialect
+// drives (caching prepared statements so repeated queries skip SQLite's parser), a query-only second
+// connection for the per-request queries, and the words for a file that cannot be opened.
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import type { DatabaseConfig } from '../../config.ts';
+import type { Db } from '../database.ts';
+import type { Database } from '../schema.ts';
+import { sqliteOpenError } from '../open-errors.ts';
+import { hotQueryThrough, type HotQuery, type OpenedDatabase } from './driver.ts';
+
+type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
 
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -205,4 +213,47 @@ export function sqliteFileProblem(path: string): string | undefined {
       : refusal(err, dir);
   }
   return undefined;
+}
+
+// ---- opening ---------------------------------------------------------------------------------------
+
+/** A Kysely handle on the SQLite database of `config`, or a DatabaseOpenError saying why there is none. */
+export function sqliteKysely(config: SqliteConfig): Db {
+  let database: NodeSqliteDatabase;
+  if (config.path !== ':memory:') {
+    const problem = sqliteFileProblem(config.path);
+    if (problem !== undefined) throw sqliteOpenError(config, problem);
+  }
+  try {
+    database = new NodeSqliteDatabase(config.path);
+  } catch (err) {
+    // What the checks above cannot see: a file that is no SQLite database, a lock, a full disk.
+    throw sqliteOpenError(config, `${config.path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+}
+
+/**
+ * The SQLite database of `config` for a store. On a file, the per-request queries read synchronously
+ * on a query-only connection of their own (QueryOnlySqliteDatabase), with no query builder in between;
+ * an in-memory database exists only on its own handle, so they run through Kysely there.
+ */
+export function openSqlite(config: SqliteConfig): OpenedDatabase {
+  const db = sqliteKysely(config);
+  if (config.path === ':memory:') return { db, hotQuery: hotQueryThrough(db), close: () => db.destroy() };
+  const queryOnly = new QueryOnlySqliteDatabase(config.path);
+  return {
+    db,
+    hotQuery: <Row>(sqlText: string): HotQuery<Row> => {
+      const read = queryOnly.rows<Row>(sqlText);
+      return async (parameters) => read(parameters);
+    },
+    async close() {
+      try {
+        await db.destroy();
+      } finally {
+        queryOnly.close();
+      }
+    },
+  };
 }
