@@ -5,9 +5,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sharedHarness } from '../http/shared-harness.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
-import { InjectBrowser } from '../oauth/helpers.ts';
+import { build, body, sharedHarness, type Harness } from '../helpers/app.ts';
+import { InjectBrowser } from '../helpers/inject-browser.ts';
 
 const CREATE_PATHS = ['/tokens', '/tokens/new', '/token/new'] as const;
 

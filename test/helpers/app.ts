@@ -1,5 +1,8 @@
-// build(t, dialect): a tokend app on a fresh database, closed (and the database dropped) after the test.
-import type { TestContext } from 'node:test';
+// A tokend app on a fresh database, closed (and the database dropped) when done:
+// - build(t, dialect): one per test, closed after it;
+// - sharedHarness(dialect): one per describe block, for tests that do not disturb one another;
+// - openHarness(dialect): the app and the function that closes it, which both of them use.
+import { after, before, type TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp, type BuildOptions } from '../../src/app.ts';
@@ -42,24 +45,30 @@ export interface Harness {
 const hasher = new PasswordHasher({ cost: 4, concurrency: 4 });
 let userCounter = 0;
 
-export async function build(
-  t: TestContext,
+export interface OpenHarness {
+  harness: Harness;
+  /** Closes the app and drops its database. */
+  close(): Promise<void>;
+}
+
+/** A harness whose closing is the caller's: build() and sharedHarness() register `close` with node:test. */
+export async function openHarness(
   dialect: Dialect,
   env: Record<string, string> = {},
   options: BuildOptions = {},
-): Promise<Harness> {
+): Promise<OpenHarness> {
   const database = await createTestDatabase(dialect);
   const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4', ...env });
   config.database = database.config;
   const store = await openStore(database.config);
   const app = await buildApp(config, { store, ...options });
   await app.ready();
-  t.after(async () => {
+  const close = async () => {
     await app.close();
     await database.drop();
-  });
+  };
   const base = `${config.basePath}/v1`;
-  return {
+  const harness: Harness = {
     app,
     store,
     config,
@@ -69,7 +78,7 @@ export async function build(
       userCounter++;
       const username = user.username ?? `user${userCounter}_${Math.random().toString(36).slice(2, 8)}`;
       const password = user.password ?? `pw-${userCounter}`;
-      const id = await insertUser(store.db, store.dialect, {
+      const id = await insertUser(store.db, {
         id: user.id,
         username,
         passwordHash: await hasher.hash(password),
@@ -81,7 +90,7 @@ export async function build(
     },
     async createToken(userId, o = {}) {
       const secret = newTokenSecret();
-      const id = await insertToken(store.db, store.dialect, {
+      const id = await insertToken(store.db, {
         userId,
         privileges: o.privileges ?? 0,
         description: o.description ?? '',
@@ -94,6 +103,39 @@ export async function build(
     async setUserPrivileges(userId, privileges) {
       await store.db.updateTable('users').set({ privileges }).where('id', '=', userId).execute();
     },
+  };
+  return { harness, close };
+}
+
+/** An app on a fresh database for test `t`, closed (and the database dropped) after it. */
+export async function build(
+  t: TestContext,
+  dialect: Dialect,
+  env: Record<string, string> = {},
+  options: BuildOptions = {},
+): Promise<Harness> {
+  const { harness, close } = await openHarness(dialect, env, options);
+  t.after(close);
+  return harness;
+}
+
+/**
+ * One harness for every test of a describe block: a fresh database per block instead of per test, for
+ * tests that do not disturb one another (each makes its own users and tokens). Call inside describe();
+ * the returned function gives the block's harness inside its tests.
+ */
+export function sharedHarness(dialect: Dialect, env: Record<string, string> = {}): () => Harness {
+  let opened: OpenHarness | undefined;
+  before(async () => {
+    // Every test of the block logs in from one address: the per-address limit would count them together.
+    opened = await openHarness(dialect, { LOGIN_IP_RATE_LIMIT: '1000000', ...env });
+  });
+  after(async () => {
+    await opened?.close();
+  });
+  return () => {
+    if (!opened) throw new Error('the shared harness is not built yet');
+    return opened.harness;
   };
 }
 

@@ -1,5 +1,5 @@
-// Tests against real sockets: a tokend child process on a free loopback port, raw HTTP to it, and a TCP
-// proxy in front of a database or Redis that can fail the way a server does.
+// Tests against real sockets: a tokend child process on a free loopback port, raw HTTP and JSON requests
+// to it, and a TCP proxy in front of a database or Redis that can fail the way a server does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { createServer, Socket, type Server } from 'node:net';
@@ -159,6 +159,27 @@ export function http(options: HttpOptions): Promise<HttpAnswer> {
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+export interface JsonResponse {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** A request through fetch to `url`, its answer read as JSON; rejects after 15 s. */
+export async function request(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; json?: unknown } = {},
+): Promise<JsonResponse> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.json !== undefined) headers['content-type'] = 'application/json';
+  const r = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.json === undefined ? undefined : JSON.stringify(init.json),
+    signal: AbortSignal.timeout(15_000),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 
 /**

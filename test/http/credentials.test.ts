@@ -3,8 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sharedHarness } from './shared-harness.ts';
-import { body, type Harness } from '../helpers/app.ts';
+import { body, sharedHarness, type Harness } from '../helpers/app.ts';
 
 type Transport = 'x-ripple-token' | 'bearer' | 'token' | 'k' | 'cookie';
 /** In priority order: the earlier wins. */

@@ -2,9 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sharedHarness } from './shared-harness.ts';
 import { sql } from 'kysely';
-import { build, body } from '../helpers/app.ts';
+import { build, body, sharedHarness } from '../helpers/app.ts';
 
 /** The JSON inside a JSONP answer `…name(json);`. */
 function unwrapJsonp(text: string, name: string): Record<string, unknown> {

@@ -3,17 +3,16 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
+import { InjectBrowser, hiddenFieldsOf } from '../helpers/inject-browser.ts';
 import {
-  InjectBrowser,
   REDIRECT_URI,
   approve,
   authorizeUrl,
   exchangeCode,
-  hiddenFieldsOf,
   obtainCode,
   pkcePair,
   registerClient,
-} from './helpers.ts';
+} from '../helpers/oauth.ts';
 
 for (const dialect of DIALECTS) {
   describe(`OAuth authorization code [${dialect}]`, () => {

@@ -5,7 +5,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { issueAccessToken } from '../../src/oauth/issue.ts';
 import type { Dialect } from '../../src/store/database.ts';
-import { registerClient } from './helpers.ts';
+import { registerClient } from '../helpers/oauth.ts';
 
 async function setup(t: TestContext, dialect: Dialect) {
   const h = await build(t, dialect);

@@ -6,7 +6,7 @@ import * as oauth from 'oauth4webapi';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type TestUser } from '../helpers/app.ts';
 import type { Dialect } from '../../src/store/database.ts';
-import { registerClient, type TestClient } from './helpers.ts';
+import { registerClient, type TestClient } from '../helpers/oauth.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true };
 

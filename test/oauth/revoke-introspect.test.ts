@@ -3,7 +3,8 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
-import { InjectBrowser, backChannel, exchangeCode, obtainCode, pkcePair, registerClient } from './helpers.ts';
+import { InjectBrowser } from '../helpers/inject-browser.ts';
+import { backChannel, exchangeCode, obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
 import type { Dialect } from '../../src/store/database.ts';
 
 async function setup(t: TestContext, dialect: Dialect) {

@@ -8,8 +8,8 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
 import { deleteExpiredOAuthRows } from '../../src/oauth/repository.ts';
+import { InjectBrowser } from '../helpers/inject-browser.ts';
 import {
-  InjectBrowser,
   REDIRECT_URI,
   authorizeUrl,
   backChannel,
@@ -17,7 +17,7 @@ import {
   obtainCode,
   pkcePair,
   registerClient,
-} from './helpers.ts';
+} from '../helpers/oauth.ts';
 
 describe('consent page escaping [sqlite]', () => {
   it('shows a hostile client name, owner name and avatar as text', async (t) => {

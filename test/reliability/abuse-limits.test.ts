@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { build, type Harness } from '../helpers/app.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { http } from '../helpers/real-server.ts';
-import { sleep, within, eventually } from './support.ts';
+import { sleep, within, eventually } from '../helpers/waiting.ts';
 
 async function listening(
   t: TestContext,

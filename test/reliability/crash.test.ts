@@ -10,7 +10,8 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import type { Dialect } from '../../src/store/database.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { http, startTokend, type TokendProcess } from '../helpers/real-server.ts';
-import { seedUsers, within, type SeedUser } from './support.ts';
+import { within } from '../helpers/waiting.ts';
+import { seedUsers, type SeedUser } from '../helpers/seed-users.ts';
 
 const WORKERS = 16;
 /** Kill once this many tokens were acknowledged, with the other workers' requests still in flight. */

@@ -13,7 +13,8 @@ import { openStore } from '../../src/store/database.ts';
 import { mintToken } from '../../src/auth/mint.ts';
 import { nowSeconds } from '../../src/clock.ts';
 import { TcpProxy } from '../helpers/real-server.ts';
-import { eventually, seedUsers, within } from './support.ts';
+import { eventually, within } from '../helpers/waiting.ts';
+import { seedUsers } from '../helpers/seed-users.ts';
 
 /** The bound: an answer within 2 s instead of hanging. */
 const ANSWER_WITHIN_MS = 2000;
@@ -49,7 +50,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
         const app: FastifyInstance = await buildApp(config, { store });
         await app.ready();
         t.after(() => app.close());
-        const { secret } = await mintToken(store.db, store.dialect, {
+        const { secret } = await mintToken(store.db, {
           userId: user!.id,
           cap: 'none',
           requested: 0,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { build, body } from '../helpers/app.ts';
 import { healthRoutes, passesWithin } from '../../src/health/routes.ts';
-import { within } from './support.ts';
+import { within } from '../helpers/waiting.ts';
 
 describe('health probes', () => {
   it('live and ready answer 200 envelopes with the database check', async (t) => {

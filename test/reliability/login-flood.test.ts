@@ -15,7 +15,7 @@ async function slowUsers(h: Harness, count: number, password: string): Promise<n
   const ids: number[] = [];
   for (let i = 0; i < count; i++)
     ids.push(
-      await insertUser(h.store.db, h.store.dialect, {
+      await insertUser(h.store.db, {
         username: `flood_${i}_${Math.random().toString(36).slice(2, 8)}`,
         passwordHash: hash,
         passwordVersion: CURRENT_PASSWORD_VERSION,

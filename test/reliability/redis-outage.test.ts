@@ -12,7 +12,8 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import { TcpProxy } from '../helpers/real-server.ts';
-import { eventually, seedUsers, within, type SeedUser } from './support.ts';
+import { eventually, within } from '../helpers/waiting.ts';
+import { seedUsers, type SeedUser } from '../helpers/seed-users.ts';
 
 const LIMIT = 5;
 

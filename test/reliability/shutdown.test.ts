@@ -8,7 +8,8 @@ import { openStore } from '../../src/store/database.ts';
 import { mintToken } from '../../src/auth/mint.ts';
 import { nowSeconds } from '../../src/clock.ts';
 import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
-import { seedUsers, within, eventually, sleep } from './support.ts';
+import { within, eventually, sleep } from '../helpers/waiting.ts';
+import { seedUsers } from '../helpers/seed-users.ts';
 
 const IN_FLIGHT = 24;
 const USED_TOKENS = 10;
@@ -21,7 +22,7 @@ async function userWithOldTokens(database: TestDatabase, count: number) {
   const tokens: Array<{ id: number; secret: string }> = [];
   for (let i = 0; i < count; i++)
     tokens.push(
-      await mintToken(store.db, store.dialect, {
+      await mintToken(store.db, {
         userId: user!.id,
         cap: 'none',
         requested: 0,

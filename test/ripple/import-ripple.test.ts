@@ -11,7 +11,7 @@ import { createConnection } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { cliHarness, MAIN, runCli, runProcess } from '../cli/run-cli.ts';
+import { cliHarness, MAIN, runCli, runProcess } from '../helpers/cli.ts';
 import { openStore } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
 import type { ImportSummary } from '../../src/ripple/import.ts';

@@ -12,14 +12,14 @@ import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwo
 import { mintToken } from '../../src/auth/mint.ts';
 import { nowSeconds } from '../../src/clock.ts';
 import { TokenPrivilege as T, UserPrivilege as U } from '../../src/privileges.ts';
-import { startTokend } from '../helpers/real-server.ts';
-import { REDIS_URL, redisSkipReason, request, uniqueRedisPrefix } from './support.ts';
+import { request, startTokend } from '../helpers/real-server.ts';
+import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 const ACTIVE = U.UserPublic | U.UserNormal;
 
 async function addUser(store: Store, username: string, privileges: number, password: string) {
-  return insertUser(store.db, store.dialect, {
+  return insertUser(store.db, {
     username,
     passwordHash: await hasher.hash(password),
     passwordVersion: CURRENT_PASSWORD_VERSION,
@@ -100,7 +100,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           ACTIVE | U.AdminAccessRAP | U.AdminManageUsers | U.AdminBanUsers | U.AdminManageServer,
           'admin-pw',
         );
-        const admin = await mintToken(store.db, store.dialect, {
+        const admin = await mintToken(store.db, {
           userId: adminId,
           cap: 'none',
           requested: T.ManageUser | T.APIMeta,
@@ -109,7 +109,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           now: nowSeconds(),
         });
         const carolId = await addUser(store, 'carol', ACTIVE | U.AdminAccessRAP, 'carol-pw');
-        const carol = await mintToken(store.db, store.dialect, {
+        const carol = await mintToken(store.db, {
           userId: carolId,
           cap: 'none',
           requested: T.ReadConfidential | T.Write | T.ViewUserAdvanced,

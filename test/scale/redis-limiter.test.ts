@@ -11,7 +11,7 @@ import {
 import type { LinkLogger } from '../../src/redis.ts';
 import { build } from '../helpers/app.ts';
 import { TcpProxy } from '../helpers/real-server.ts';
-import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from './support.ts';
+import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
 
 const POINTS = 5;
 const ATTEMPTS = 12;

@@ -7,8 +7,7 @@ import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/clock.ts';
-import { startTokend, type TokendProcess } from '../helpers/real-server.ts';
-import { request } from './support.ts';
+import { request, startTokend, type TokendProcess } from '../helpers/real-server.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 
@@ -70,7 +69,7 @@ for (const [how, args, extraEnv] of cases) {
 
         const store = await openStore(database.config, { migrate: false });
         t.after(() => store.close());
-        const userId = await insertUser(store.db, store.dialect, {
+        const userId = await insertUser(store.db, {
           username: 'dora',
           passwordHash: await hasher.hash('dora-pw'),
           passwordVersion: CURRENT_PASSWORD_VERSION,

@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf, pkcePair, registerClient, type TestClient } from '../oauth/helpers.ts';
+import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
+import { pkcePair, registerClient, type TestClient } from '../helpers/oauth.ts';
 import { nowSeconds } from '../../src/clock.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);

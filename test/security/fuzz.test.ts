@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { build, type Harness } from '../helpers/app.ts';
-import { within } from '../reliability/support.ts';
+import { within } from '../helpers/waiting.ts';
 import { TokenPrivilege } from '../../src/privileges.ts';
 
 const RUNS = { bodies: 8000, queries: 6000, credentials: 6000, raw: 1000 };

@@ -5,18 +5,16 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, ACTIVE, type Harness, type TestUser } from '../helpers/app.ts';
+import { InjectBrowser, csrfOf, hiddenFieldsOf } from '../helpers/inject-browser.ts';
 import {
-  InjectBrowser,
   authorizeUrl,
   backChannel,
-  csrfOf,
   exchangeCode,
-  hiddenFieldsOf,
   obtainCode,
   pkcePair,
   registerClient,
   type TestClient,
-} from '../oauth/helpers.ts';
+} from '../helpers/oauth.ts';
 import { UserPrivilege as U } from '../../src/privileges.ts';
 import { nowSeconds } from '../../src/clock.ts';
 import { hashTokenSecret } from '../../src/tokens/secret.ts';
@@ -216,7 +214,7 @@ for (const dialect of DIALECTS) {
       assert.ok(ttl > 30 * 86_400 - 60 && ttl <= 30 * 86_400, String(ttl));
 
       // 101 more sign-ins, straight through the session module (the login limiter would stop a loop of /login).
-      for (let i = 0; i < 101; i++) await startSession(h.store.db, h.store.dialect, admin.id, nowSeconds());
+      for (let i = 0; i < 101; i++) await startSession(h.store.db, admin.id, nowSeconds());
       const live = await h.store.db
         .selectFrom('tokens')
         .select('id')

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf, form, FORM, registerClient } from '../oauth/helpers.ts';
+import { InjectBrowser, csrfOf, form, FORM } from '../helpers/inject-browser.ts';
+import { registerClient } from '../helpers/oauth.ts';
 import { redactUrl } from '../../src/http/logging.ts';
 
 describe('redactUrl', () => {

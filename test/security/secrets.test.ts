@@ -12,10 +12,12 @@ import { loggerOptions } from '../../src/http/logging.ts';
 import { md5Hex } from '../../src/users/passwords.ts';
 import { issueTokenPair } from '../../src/oauth/issue.ts';
 import { nowSeconds } from '../../src/clock.ts';
-import { registerClient, form, FORM } from '../oauth/helpers.ts';
+import { form, FORM } from '../helpers/inject-browser.ts';
+import { registerClient } from '../helpers/oauth.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { http, startTokend } from '../helpers/real-server.ts';
-import { seedUsers, within } from '../reliability/support.ts';
+import { within } from '../helpers/waiting.ts';
+import { seedUsers } from '../helpers/seed-users.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const distinctive = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;

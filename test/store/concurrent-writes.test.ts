@@ -20,7 +20,7 @@ for (const dialect of DIALECTS) {
       const before = await count();
       const settled = await Promise.allSettled(
         Array.from({ length: CONCURRENT }, (_, i) =>
-          mintToken(h.store.db, h.store.dialect, {
+          mintToken(h.store.db, {
             userId: user.id,
             cap: 'none',
             requested: 0,

@@ -34,7 +34,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
             await database.drop();
           });
           const { db } = app.tokend.store;
-          const id = await insertUser(db, dialect, {
+          const id = await insertUser(db, {
             username: 'alice',
             passwordHash: await hasher.hash('pw'),
             passwordVersion: CURRENT_PASSWORD_VERSION,

@@ -25,7 +25,7 @@ for (const dialect of DIALECTS) {
         h.app.inject({ method: 'GET', url: '/api/v1/tokens/self', headers: { 'x-ripple-token': secret } });
 
       const secret = await h.store.db.transaction().execute(async (trx) => {
-        const issued = await mintToken(trx, h.store.dialect, {
+        const issued = await mintToken(trx, {
           userId: user.id,
           cap: 'none',
           requested: 0,

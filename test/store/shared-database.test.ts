@@ -46,8 +46,8 @@ for (const dialect of DIALECTS) {
         .set({ last_updated: 1000 })
         .where('user_id', '=', user.id)
         .execute();
-      const instanceA = new LastUsedBatcher(h.store.db, h.store.dialect, h.app.log);
-      const instanceB = new LastUsedBatcher(h.store.db, h.store.dialect, h.app.log);
+      const instanceA = new LastUsedBatcher(h.store.db, h.app.log);
+      const instanceB = new LastUsedBatcher(h.store.db, h.app.log);
       const lastUpdated = async (id: number) =>
         (
           await h.store.db

@@ -12,7 +12,7 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { runCli, onlyJson } from '../cli/run-cli.ts';
+import { runCli, onlyJson } from '../helpers/cli.ts';
 
 for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
   describe(`tokend export from SQLite, tokend import into ${target}`, () => {

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness, type TestUser } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf } from '../oauth/helpers.ts';
+import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { canonicalAddress } from '../../src/http/client-address.ts';
 
 describe('canonicalAddress', () => {

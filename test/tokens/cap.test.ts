@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness, type TestUser } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf } from '../oauth/helpers.ts';
+import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { countLiveApiTokens } from '../../src/auth/mint.ts';
 import { nowSeconds } from '../../src/clock.ts';
 

@@ -3,8 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sharedHarness } from '../http/shared-harness.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { build, body, sharedHarness, type Harness } from '../helpers/app.ts';
 
 const CREATE_PATHS = ['/tokens', '/tokens/new', '/token/new'];
 const SECRET = /^[0-9a-f]{32}$/;

@@ -5,8 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sharedHarness } from '../http/shared-harness.ts';
-import { body, type Harness } from '../helpers/app.ts';
+import { body, sharedHarness, type Harness } from '../helpers/app.ts';
 
 const nowS = () => Math.floor(Date.now() / 1000);
 

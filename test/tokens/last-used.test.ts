@@ -2,8 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sharedHarness } from '../http/shared-harness.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { build, body, sharedHarness, type Harness } from '../helpers/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import type { InjectOptions } from 'fastify';
 

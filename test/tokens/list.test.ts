@@ -2,8 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sharedHarness } from '../http/shared-harness.ts';
-import { body, type Harness } from '../helpers/app.ts';
+import { body, sharedHarness, type Harness } from '../helpers/app.ts';
 
 interface Listed {
   id: number;

@@ -21,9 +21,9 @@ for (const dialect of DIALECTS) {
         now: nowSeconds(),
       };
       const taken = 'a'.repeat(32);
-      await mintToken(h.store.db, h.store.dialect, token, () => taken);
+      await mintToken(h.store.db, token, () => taken);
       const draws = [taken, taken, 'b'.repeat(32)];
-      const issued = await mintToken(h.store.db, h.store.dialect, token, () => draws.shift()!);
+      const issued = await mintToken(h.store.db, token, () => draws.shift()!);
       assert.equal(issued.secret, 'b'.repeat(32));
       assert.equal(draws.length, 0, 'three secrets were drawn');
       const row = await h.store.db
@@ -46,10 +46,10 @@ for (const dialect of DIALECTS) {
         now: nowSeconds(),
       };
       const taken = 'c'.repeat(32);
-      await mintToken(h.store.db, h.store.dialect, token, () => taken);
+      await mintToken(h.store.db, token, () => taken);
       let draws = 0;
       await assert.rejects(
-        mintToken(h.store.db, h.store.dialect, token, () => {
+        mintToken(h.store.db, token, () => {
           draws++;
           return taken;
         }),

@@ -2,7 +2,7 @@
 // a failed connection with its fix (the CLI tests see them end to end, against real servers).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectionFailure, redactDatabaseUrl } from '../../src/store/database.ts';
+import { connectionFailure, redactDatabaseUrl } from '../../src/store/open-errors.ts';
 import { DatabaseTimeoutError } from '../../src/store/errors.ts';
 
 const withCode = (message: string, code: string): Error => Object.assign(new Error(message), { code });

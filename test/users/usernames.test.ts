@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
-import { cliHarness } from '../cli/run-cli.ts';
+import { cliHarness } from '../helpers/cli.ts';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 
 for (const dialect of DIALECTS) {

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { build, body } from '../helpers/app.ts';
 import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
-import { exchangeCode, pkcePair, registerClient } from '../oauth/helpers.ts';
+import { exchangeCode, pkcePair, registerClient } from '../helpers/oauth.ts';
 
 const AVATAR_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" rx="12" fill="#e0457b"/>' +

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf } from '../oauth/helpers.ts';
+import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 
 interface SetCookie {
   name: string;

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { build } from '../helpers/app.ts';
-import { InjectBrowser, authorizeUrl, pkcePair, registerClient } from '../oauth/helpers.ts';
+import { InjectBrowser } from '../helpers/inject-browser.ts';
+import { authorizeUrl, pkcePair, registerClient } from '../helpers/oauth.ts';
 import { THEME_CSS } from '../../src/web/theme.ts';
 
 const root = new URL('../../', import.meta.url);

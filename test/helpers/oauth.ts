@@ -1,9 +1,11 @@
-// Helpers for the OAuth tests: registered clients, PKCE pairs, and a cookie-keeping "browser" over inject.
+// The OAuth flows over app.inject: registered clients, PKCE pairs, the authorization request, consent
+// through a signed-in InjectBrowser (./inject-browser.ts), the code exchange and back-channel calls.
 import { createHash, randomBytes } from 'node:crypto';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { createClient } from '../../src/oauth/clients.ts';
 import { nowSeconds } from '../../src/clock.ts';
-import type { Harness, TestUser } from '../helpers/app.ts';
+import type { Harness } from './app.ts';
+import { FORM, form, hiddenFieldsOf, type InjectBrowser } from './inject-browser.ts';
 
 export const REDIRECT_URI = 'https://app.example/callback';
 
@@ -32,74 +34,6 @@ export async function registerClient(
 export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
-
-export const form = (fields: Record<string, string | undefined>): string => {
-  const body = new URLSearchParams();
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) body.append(k, v);
-  return body.toString();
-};
-
-export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-/** The hidden CSRF token of the first form on a page. */
-export function csrfOf(html: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match?.[1]) throw new Error(`no CSRF token on the page:\n${html}`);
-  return match[1];
-}
-
-/** Every hidden field of the consent form (the authorization request it carries). */
-export function hiddenFieldsOf(html: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\s*\/?>/g))
-    out[m[1] as string] = (m[2] as string)
-      .replace(/&amp;/g, '&')
-      .replace(/&quot;/g, '"')
-      .replace(/&#39;/g, "'")
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>');
-  return out;
-}
-
-/** app.inject with a cookie jar, like a browser that does not follow redirects. */
-export class InjectBrowser {
-  readonly cookies = new Map<string, string>();
-  private readonly app: FastifyInstance;
-  constructor(app: FastifyInstance) {
-    this.app = app;
-  }
-
-  async request(options: InjectOptions): Promise<LightMyRequestResponse> {
-    const response = await this.app.inject({ ...options, cookies: Object.fromEntries(this.cookies) });
-    for (const c of response.cookies as Array<{
-      name: string;
-      value: string;
-      expires?: Date;
-      maxAge?: number;
-    }>) {
-      const expired =
-        c.value === '' || c.maxAge === 0 || (c.expires !== undefined && c.expires.getTime() < Date.now());
-      if (expired) this.cookies.delete(c.name);
-      else this.cookies.set(c.name, c.value);
-    }
-    return response;
-  }
-
-  get = (url: string) => this.request({ method: 'GET', url });
-  post = (url: string, fields: Record<string, string | undefined>) =>
-    this.request({ method: 'POST', url, headers: FORM, payload: form(fields) });
-
-  async signIn(user: TestUser): Promise<void> {
-    const page = await this.get('/login');
-    const r = await this.post('/login', {
-      _csrf: csrfOf(page.body),
-      username: user.username,
-      password: user.password,
-    });
-    if (r.statusCode !== 303 || !this.cookies.has('rt'))
-      throw new Error(`sign-in failed: ${r.statusCode} ${r.body}`);
-  }
 }
 
 export interface AuthorizeParams {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness } from '../helpers/app.ts';
-import { InjectBrowser, FORM, csrfOf } from '../oauth/helpers.ts';
+import { InjectBrowser, FORM, csrfOf } from '../helpers/inject-browser.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/privileges.ts';
 import { nowSeconds } from '../../src/clock.ts';
 

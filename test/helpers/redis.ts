@@ -1,8 +1,7 @@
-// Helpers of the scale tests: is Redis there, a key prefix of their own, JSON requests. The tokend process
-// and the TCP proxy they use are in ../helpers/real-server.ts.
+// The test Redis: whether it answers (else why the tests that need it skip), and a key prefix per test.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { IN_CI, REDIS_URL } from '../helpers/dialects.ts';
+import { IN_CI, REDIS_URL } from './dialects.ts';
 
 export { REDIS_URL };
 
@@ -38,23 +37,3 @@ export async function redisSkipReason(): Promise<string | undefined> {
 
 /** A key prefix no other test uses, so tests sharing one Redis never see each other's counts. */
 export const uniqueRedisPrefix = (): string => `tokend-test:${randomBytes(6).toString('hex')}:`;
-
-export interface JsonResponse {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-export async function request(
-  url: string,
-  init: { method?: string; headers?: Record<string, string>; json?: unknown } = {},
-): Promise<JsonResponse> {
-  const headers: Record<string, string> = { ...init.headers };
-  if (init.json !== undefined) headers['content-type'] = 'application/json';
-  const r = await fetch(url, {
-    method: init.method ?? 'GET',
-    headers,
-    body: init.json === undefined ? undefined : JSON.stringify(init.json),
-    signal: AbortSignal.timeout(15_000),
-  });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-}

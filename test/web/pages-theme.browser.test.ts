@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { build } from '../helpers/app.ts';
 import { launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
-import { authorizeUrl, pkcePair, registerClient } from '../oauth/helpers.ts';
+import { authorizeUrl, pkcePair, registerClient } from '../helpers/oauth.ts';
 
 /** The theme's colours as the browser computes them. */
 const ACCENT = 'rgb(36, 87, 214)';

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { createTestDatabase, type TestDatabase } from './databases.ts';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 

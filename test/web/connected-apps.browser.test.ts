@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { build } from '../helpers/app.ts';
 import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
-import { authorizeUrl, exchangeCode, pkcePair, registerClient } from '../oauth/helpers.ts';
+import { authorizeUrl, exchangeCode, pkcePair, registerClient } from '../helpers/oauth.ts';
 import { nowSeconds } from '../../src/clock.ts';
 
 describe('connected applications in a real browser [sqlite]', () => {

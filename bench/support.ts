@@ -1,0 +1,271 @@
+// What the scenarios of the benchmark suite (bench/scenarios/) share: the run's options, the row each
+// scenario reports, formatting, tokend and the bare Fastify baseline as servers, and the alternating
+// comparison of two loads. The driver is bench/run.ts; see bench/README.md.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Dialect, Store } from '../src/store/database.ts';
+import type { TestDatabase } from '../test/helpers/databases.ts';
+import { alternate, combine, loadWithCpu, warmUp, type LoadResult, type LoadSpec } from './load.ts';
+import { cpuSecondsOf, httpRequest, startServer, type Server } from './processes.ts';
+import { BENCH_PASSWORD, benchSecret, hotTokenId, type SeedSpec } from './seed.ts';
+
+// ---------------------------------------------------------------- options
+
+export const SCENARIO_IDS = [1, 2, 3, 4, 5, 6, 7, 8] as const;
+export type ScenarioId = (typeof SCENARIO_IDS)[number];
+
+export interface Options {
+  quick: boolean;
+  check: boolean;
+  scenarios: Set<ScenarioId>;
+  backends: Dialect[];
+  /** Seconds of load per side of each comparison, split over `rounds` alternating runs. */
+  seconds: number;
+  rounds: number;
+  /** Seconds of load each server gets, unmeasured, before its first measured run. */
+  warmUpSeconds: number;
+  connections: number;
+  /** Connections of the token-creation load (scenarios 2 and 3): more than bcrypt's concurrency, so it never idles. */
+  createConnections: number;
+  /** Verifications tokend runs at once (its BCRYPT_CONCURRENCY, from the environment or the default). */
+  bcryptConcurrency: number;
+  /** The machine's bcrypt capacity: the ceiling loop keeps this many in flight (every core). */
+  machineBcryptSlots: number;
+  startRuns: number;
+  profile: boolean;
+  spec: SeedSpec;
+}
+
+// ---------------------------------------------------------------- scenarios and their rows
+
+export interface Check {
+  what: string;
+  value: number;
+  op: '>=' | '<=';
+  limit: number;
+  pass: boolean;
+}
+
+/** One line of the table and of results.json's `rows`. */
+export interface Row {
+  /** 0: seeding */
+  scenario: ScenarioId | 0;
+  title: string;
+  backend: Dialect;
+  tokend: string;
+  baseline: string;
+  ratio: number | null;
+  /** The lowest and highest ratio of single rounds: how much the machine's noise moved it. */
+  ratioRange?: [number, number];
+  checks: Check[];
+  note?: string;
+  figures: Record<string, unknown>;
+}
+
+/** What a scenario runs on: the run's options and one backend's seeded database. */
+export interface Context {
+  opts: Options;
+  backend: Dialect;
+  database: TestDatabase;
+  /** The bench's own handle on the seeded database (not tokend's). */
+  store: Store;
+}
+
+interface ScenarioInfo {
+  id: ScenarioId;
+  /** How the progress lines name it. */
+  name: string;
+  /** Run on the first backend only: what it measures does not depend on the database. */
+  firstBackendOnly: boolean;
+}
+
+/**
+ * A scenario measured against the 1-worker tokend that the driver starts once on the seeded database
+ * and shares among every such scenario.
+ */
+export interface SharedScenario extends ScenarioInfo {
+  tokend: 'shared';
+  run(context: Context, tokend: Server): Promise<Row>;
+}
+
+/** A scenario that starts the servers it measures. */
+export interface OwnScenario extends ScenarioInfo {
+  tokend: 'own';
+  run(context: Context): Promise<Row>;
+}
+
+/**
+ * One scenario (bench/scenarios/N-….ts): it measures tokend against its baseline and returns its row,
+ * whose checks hold the scenario's targets (bench/README.md, "Scenarios, baselines and targets"; each
+ * module names its limits at its top).
+ */
+export type Scenario = SharedScenario | OwnScenario;
+
+export const range = (ratios: number[]): [number, number] => [Math.min(...ratios), Math.max(...ratios)];
+
+export const check = (what: string, value: number, op: Check['op'], limit: number): Check => ({
+  what,
+  value,
+  op,
+  limit,
+  pass: Number.isFinite(value) && (op === '>=' ? value >= limit : value <= limit),
+});
+
+// ---------------------------------------------------------------- formatting
+
+export const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '—';
+export const ms = (n: number) => `${fmt(n, n < 10 ? 2 : 1)} ms`;
+export const mb = (bytes: number) => `${fmt(bytes / 2 ** 20, 1)} MB`;
+export const describeLoad = (r: LoadResult) =>
+  `${fmt(r.rps)} req/s, p50 ${ms(r.p50Ms)}, p99 ${ms(r.p99Ms)}` +
+  (r.cpuUsPerRequest !== undefined ? `, ${fmt(r.cpuUsPerRequest)} µs CPU/req` : '') +
+  (r.failures > 0 ? `, **${r.failures} failed**` : '');
+
+export const progress = (line: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+// ---------------------------------------------------------------- requests
+
+export const SELF_PATH = '/api/v1/tokens/self';
+export const LIST_PATH = '/api/v1/tokens';
+export const CREATE_PATH = '/api/v1/tokens';
+export const FIX_PATH = '/api/v1/tokens/fix_privileges';
+/**
+ * The tokens that read, one per connection, as distinct clients send distinct tokens (one token shared
+ * by every connection would let a batched lookup find one row for all of them). Owned by ordinary users
+ * (the listing user holds only TOKENS_PER_USER_MAX); ids of one digit count (2000–9999), so every answer
+ * has the size of the one the baseline sends.
+ */
+const FIRST_READ_TOKEN = 2000;
+export const MAX_READ_CONNECTIONS = 8000;
+const readHeadersOf = (connections: number) =>
+  Array.from({ length: connections }, (_, i) => ({ 'x-ripple-token': benchSecret(FIRST_READ_TOKEN + i) }));
+/** The first read connection's headers, for a single request. */
+export const readHeaders = readHeadersOf(1)[0]!;
+/** A token of the listing user (user 1, who holds the seeded TOKENS_PER_USER_MAX tokens). */
+export const listingHeaders = { 'x-ripple-token': benchSecret(hotTokenId(0)) };
+
+/** Scenario 1's load: `GET /tokens/self`, a seeded token per connection. */
+export const readSpec = (opts: Options) => ({
+  path: SELF_PATH,
+  connectionHeaders: readHeadersOf(opts.connections),
+  connections: opts.connections,
+});
+
+export const createBody = JSON.stringify({
+  id: 3,
+  password: BENCH_PASSWORD,
+  privileges: 6,
+  description: 'bench',
+});
+/** Scenario 2's load: token creation by id and password. */
+export const createSpec = (opts: Options) => ({
+  path: CREATE_PATH,
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: createBody,
+  connections: opts.createConnections,
+});
+
+export async function expectStatus(
+  port: number,
+  path: string,
+  init: Parameters<typeof httpRequest>[2],
+  status = 200,
+) {
+  const answer = await httpRequest(port, path, init);
+  if (answer.status !== status)
+    throw new Error(
+      `${init?.method ?? 'GET'} ${path} answered ${answer.status}, expected ${status}: ${answer.body}`,
+    );
+  return answer;
+}
+
+// ---------------------------------------------------------------- the servers
+
+export function tokendEnv(
+  database: TestDatabase,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: database.url,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    // Token creation is measured at full speed; the limiter itself still runs for every attempt.
+    LOGIN_RATE_LIMIT: '1000000000',
+    LOGIN_IP_RATE_LIMIT: '1000000000',
+    // The abuse limit of 10,000 requests per keep-alive connection would answer 503 to the requests the
+    // load generator has already sent on a connection being closed (it does not wait for the close);
+    // the baseline has no such limit either.
+    MAX_REQUESTS_PER_SOCKET: '0',
+    WORKERS: '1',
+    ...extra,
+  };
+}
+
+export function startTokend(
+  database: TestDatabase,
+  extra: Record<string, string> = {},
+  nodeOptions: string[] = [],
+) {
+  return startServer({
+    name: 'tokend',
+    // The production entry (`npm start`), which turns on Node's compile cache.
+    args: ['bin/tokend.js', 'serve'],
+    env: tokendEnv(database, extra),
+    readyPath: SELF_PATH,
+    nodeOptions,
+  });
+}
+
+/** The bare Fastify app (bench/baseline.ts) answering SELF_PATH with `body`. */
+export function startBaseline(body: string) {
+  return startServer({
+    name: 'baseline',
+    args: ['bench/baseline.ts'],
+    // The same compile cache as tokend's entry, so start-up compares like with like.
+    env: {
+      BASELINE_PATH: SELF_PATH,
+      BASELINE_BODY: body,
+      NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'),
+    },
+    readyPath: '/ready',
+  });
+}
+
+// ---------------------------------------------------------------- comparisons
+
+/** One side of a comparison: a server and the load it gets. */
+export interface Side {
+  server: Server;
+  spec: Omit<LoadSpec, 'port' | 'seconds'>;
+}
+
+/** Seconds of one alternating run. */
+export const sliceSeconds = (opts: Options) => opts.seconds / opts.rounds;
+
+/** Warms both sides up, then alternates short runs of each; returns each side's runs combined, and b/a req/s per round. */
+export async function compareLoads(
+  opts: Options,
+  a: Side,
+  b: Side,
+): Promise<[LoadResult, LoadResult, number[]]> {
+  const seconds = sliceSeconds(opts);
+  for (const side of [a, b])
+    await warmUp({ ...side.spec, port: side.server.port, seconds: opts.warmUpSeconds });
+  const cpu = (server: Server) => () => cpuSecondsOf(server.child.pid ?? -1, true);
+  const [as, bs] = await alternate(opts.rounds, [
+    () => loadWithCpu({ ...a.spec, port: a.server.port, seconds }, cpu(a.server)),
+    () => loadWithCpu({ ...b.spec, port: b.server.port, seconds }, cpu(b.server)),
+  ]);
+  return [combine(as!), combine(bs!), bs!.map((r, i) => r.rps / as![i]!.rps)];
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)]!;
+};
+export const sleep = (msDelay: number) => new Promise((r) => setTimeout(r, msDelay));
