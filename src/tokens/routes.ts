@@ -1,172 +1,61 @@
-// The token operations of the v1 API, at their paths under {base_url}/v1.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { envelopeProperties, sendEnvelope } from '../http/envelope.ts';
+// The token operations of the v1 API, at their paths under {base_url}/v1. Their schemas are in schemas.ts;
+// the handlers' requests are typed from them.
+import type {
+  ContextConfigDefault,
+  FastifyInstance,
+  FastifyReply,
+  FastifySchema,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+  RouteGenericInterface,
+  RouteHandlerMethod,
+} from 'fastify';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';
 import type { Identity } from '../auth/credentials.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../privileges.ts';
-import {
-  listPublicTokens,
-  deletePublicTokenOfUser,
-  type ListedToken,
-  MAX_DESCRIPTION_LENGTH,
-} from './repository.ts';
+import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
-import { MAX_EXPIRES_IN_S } from './expiry.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { clientAddress, clientGone } from '../http/client-address.ts';
+import {
+  createSchema,
+  deleteByIdSchema,
+  deleteSelfSchema,
+  fixPrivilegesSchema,
+  listSchema,
+  selfSchema,
+} from './schemas.ts';
 
-interface CreateBody {
-  username?: string | null;
-  id?: number | null;
-  password?: string | null;
-  privileges?: number | null;
-  description?: string | null;
-  expires_in?: number | null;
+/** A handler registered on several routes with the same schema, its request typed from that schema. */
+type Handler<Schema extends FastifySchema> = RouteHandlerMethod<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  RouteGenericInterface,
+  ContextConfigDefault,
+  Schema,
+  JsonSchemaToTsProvider
+>;
+
+/**
+ * A query parameter as Fastify's parser leaves it (a string, an array of strings when repeated, or
+ * undefined), read from a query that has no schema.
+ */
+function queryParam(query: unknown, name: string): unknown {
+  if (typeof query !== 'object' || query === null) return undefined;
+  const value: unknown = Reflect.get(query, name);
+  return value;
 }
 
-const createSchema = {
-  tags: ['tokens'],
-  summary: 'Create a token from a username or user id and a password',
-  description:
-    'Checks, in order: body, missing fields (422), user (404), login rate limit (429), legacy password (418), ' +
-    'password (403), ban (402). The secret is returned once. `privileges` is limited to what the user may hold.',
-  body: {
-    type: 'object',
-    properties: {
-      username: { type: ['string', 'null'], description: 'Ignored when id is non-zero.' },
-      id: { type: ['integer', 'null'], description: 'User id; takes precedence over username.' },
-      password: { type: ['string', 'null'] },
-      privileges: {
-        type: ['integer', 'null'],
-        minimum: 0,
-        maximum: 2 ** 53,
-        description: 'Requested token privileges (bit mask).',
-      },
-      description: { type: ['string', 'null'], maxLength: MAX_DESCRIPTION_LENGTH },
-      expires_in: {
-        type: ['integer', 'null'],
-        minimum: 1,
-        maximum: MAX_EXPIRES_IN_S,
-        description: 'Seconds until the token expires (at most 10 years). Absent: it never expires.',
-      },
-    },
-  },
-  response: {
-    200: {
-      type: 'object',
-      properties: {
-        ...envelopeProperties,
-        username: { type: 'string' },
-        id: { type: 'integer' },
-        privileges: { type: 'integer' },
-        token: { type: 'string', description: 'The secret (32 hex characters), shown only here.' },
-        banned: { type: 'boolean' },
-        expires_at: { type: 'integer', description: 'Unix seconds; only when expires_in was given.' },
-      },
-    },
-    402: {
-      description: 'The user is banned: no token was created.',
-      type: 'object',
-      properties: {
-        ...envelopeProperties,
-        banned: { type: 'boolean', const: true },
-        id: { type: 'integer' },
-        username: { type: 'string' },
-        privileges: { type: 'integer', const: 0 },
-      },
-      required: ['code', 'message', 'banned', 'id', 'username', 'privileges'],
-    },
-  },
-} as const;
-
-const tokenProperties = {
-  id: { type: 'integer' },
-  privileges: { type: 'integer' },
-  description: { type: 'string' },
-  last_updated: { type: 'integer' },
-} as const;
-
-const listSchema = {
-  tags: ['tokens'],
-  summary: "List the caller's public tokens",
-  description:
-    'Ordered by id. `p` is the page (from 1), `l` the page size (at most 50, the default). ' +
-    '`id` (a non-negative integer) lists only the token with that id: an array of one, or empty. ' +
-    'Expired tokens are not listed; `expires_at` appears only on tokens that expire.',
-  response: {
-    200: {
-      type: 'object',
-      properties: {
-        ...envelopeProperties,
-        tokens: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              ...tokenProperties,
-              expires_at: { type: 'integer', description: 'Unix seconds; only on tokens that expire.' },
-            },
-          },
-        },
-      },
-    },
-  },
-} as const;
-
-const selfSchema = {
-  tags: ['tokens'],
-  summary: 'Read the token this request is authenticated with',
-  response: {
-    200: {
-      type: 'object',
-      properties: {
-        ...envelopeProperties,
-        ...tokenProperties,
-        client: {
-          type: 'object',
-          properties: {
-            id: { type: 'string' },
-            name: { type: 'string' },
-            owner_id: { type: 'integer' },
-            avatar: { type: 'string' },
-          },
-        },
-        scope: { type: 'string' },
-        created: { type: 'string' },
-      },
-    },
-  },
-} as const;
-
-const messageSchema = { type: 'object', properties: envelopeProperties } as const;
-
-const deleteSelfSchema = {
-  tags: ['tokens'],
-  summary: 'Delete the token (or bearer token) this request is authenticated with',
-  response: { 200: messageSchema },
-} as const;
-
-const deleteByIdSchema = {
-  tags: ['tokens'],
-  summary: "Revoke one of the caller's public tokens by id",
-  description: "404 when the id is not one of the caller's tokens, whether or not it exists.",
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[0-9]+$', description: 'Token id (an integer).' } },
-    required: ['id'],
-  },
-  response: { 200: messageSchema },
-} as const;
-
-const fixPrivilegesSchema = {
-  tags: ['tokens'],
-  summary: "Re-limit stored token privileges to their owners' current privileges",
-  description:
-    'Needs ManageUser and APIMeta. Query `id`: a user id, `self`, or absent/0 for every user. ' +
-    'Answers at once; the job runs in the background.',
-  response: { 200: messageSchema },
-} as const;
+/** The first value of a query parameter that may be repeated (?id=1&id=2), when it is a string. */
+function firstValue(value: unknown): string | undefined {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'string' ? first : undefined;
+}
 
 /** The OAuth scope a bearer token needs to list the user's API tokens. */
 export const LIST_TOKENS_SCOPE = 'read_confidential';
@@ -190,11 +79,13 @@ export function lacksPrivileges(
   );
 }
 
-export async function tokenRoutes(app: FastifyInstance): Promise<void> {
+export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<JsonSchemaToTsProvider>();
   const { store, passwords, loginLimiter, lastUsed, credentials, jobs } = app.tokend;
 
-  async function create(request: FastifyRequest<{ Body: CreateBody }>, reply: FastifyReply) {
+  const create: Handler<typeof createSchema> = async (request, reply) => {
     const body = request.body;
+    // The schema already refuses a body that is not an object (400); this guards the handler on its own.
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
       return sendEnvelope(reply, 400, 'The body must be a JSON object.');
     // PostgreSQL cannot store NUL in text; refuse it here instead of failing in the database.
@@ -212,7 +103,6 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     const result = await loginForToken(
       {
         db: store.db,
-        dialect: store.dialect,
         passwords,
         loginLimiter,
         tokensPerUserMax: app.tokend.config.tokensPerUserMax,
@@ -275,53 +165,43 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
           ...(result.expiresAt === undefined ? {} : { expires_at: result.expiresAt }),
         });
     }
-  }
-  for (const url of ['/tokens', '/tokens/new', '/token/new'])
-    app.post<{ Body: CreateBody }>(url, { schema: createSchema }, create);
+  };
+  for (const url of ['/tokens', '/tokens/new', '/token/new']) app.post(url, { schema: createSchema }, create);
 
-  app.get(
-    '/tokens',
-    { schema: listSchema, config: { identify: true } },
-    async (
-      request: FastifyRequest<{
-        Querystring: { p?: string | string[]; l?: string | string[]; id?: string | string[] };
-      }>,
-      reply,
-    ) => {
-      const identity = identityOf(request);
-      if (identity.kind === 'none')
-        return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
-      if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
-        return sendEnvelope(
-          reply,
-          401,
-          `This bearer token lacks the scope ${LIST_TOKENS_SCOPE}, which listing your tokens needs.`,
-        );
-      // ?id=N lists only that token (as the Ripple family's API does); an empty id is no id.
-      const rawId = Array.isArray(request.query.id) ? request.query.id[0] : request.query.id;
-      const idText = rawId?.trim() ?? '';
-      if (idText !== '' && !/^[+]?\d+$/.test(idText))
-        return sendEnvelope(
-          reply,
-          400,
-          `Invalid query parameter id=${JSON.stringify(rawId)}: give the id of one of your tokens ` +
-            '(a non-negative integer), or leave it out to list them all.',
-        );
-      const id = idText === '' ? undefined : Number(idText);
-      const { limit, offset } = paginate(request.query.p, request.query.l);
-      const now = Math.floor(Date.now() / 1000);
-      // With an id: a page of that token or none; an id beyond any stored one is no token.
-      const rows: ListedToken[] =
-        id !== undefined && id > MAX_ID
-          ? []
-          : await listPublicTokens(store.db, identity.userId, limit, offset, now, id);
-      const tokens = rows.map((t) => {
-        const pending = lastUsed.pendingUse(t.id);
-        return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;
-      });
-      return sendEnvelope(reply, 200, 'ok', { tokens });
-    },
-  );
+  app.get('/tokens', { schema: listSchema, config: { identify: true } }, async (request, reply) => {
+    const identity = identityOf(request);
+    if (identity.kind === 'none')
+      return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+    if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
+      return sendEnvelope(
+        reply,
+        401,
+        `This bearer token lacks the scope ${LIST_TOKENS_SCOPE}, which listing your tokens needs.`,
+      );
+    // ?id=N lists only that token (as the Ripple family's API does); an empty id is no id.
+    const rawId = firstValue(queryParam(request.query, 'id'));
+    const idText = rawId?.trim() ?? '';
+    if (idText !== '' && !/^[+]?\d+$/.test(idText))
+      return sendEnvelope(
+        reply,
+        400,
+        `Invalid query parameter id=${JSON.stringify(rawId)}: give the id of one of your tokens ` +
+          '(a non-negative integer), or leave it out to list them all.',
+      );
+    const id = idText === '' ? undefined : Number(idText);
+    const { limit, offset } = paginate(queryParam(request.query, 'p'), queryParam(request.query, 'l'));
+    const now = Math.floor(Date.now() / 1000);
+    // With an id: a page of that token or none; an id beyond any stored one is no token.
+    const rows: ListedToken[] =
+      id !== undefined && id > MAX_ID
+        ? []
+        : await listPublicTokens(store.db, identity.userId, limit, offset, now, id);
+    const tokens = rows.map((t) => {
+      const pending = lastUsed.pendingUse(t.id);
+      return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;
+    });
+    return sendEnvelope(reply, 200, 'ok', { tokens });
+  });
 
   app.get('/tokens/self', { schema: selfSchema, config: { identify: true } }, async (request, reply) => {
     const identity = identityOf(request);
@@ -345,7 +225,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  async function deleteSelf(request: FastifyRequest, reply: FastifyReply) {
+  const deleteSelf: Handler<typeof deleteSelfSchema> = async (request, reply) => {
     const identity = identityOf(request);
     switch (identity.kind) {
       case 'none':
@@ -356,12 +236,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
         break;
     }
     return sendEnvelope(reply, 200, 'Bye! The token has been deleted.');
-  }
+  };
   app.post('/tokens/self/delete', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
   app.delete('/tokens/self', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
 
   // Static segments win over parameters in the router, so /tokens/self and /tokens/self/delete stay as above.
-  async function deleteById(request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
+  const deleteById: Handler<typeof deleteByIdSchema> = async (request, reply) => {
     const identity = identityOf(request);
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
@@ -386,7 +266,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     if (!deleted) return sendEnvelope(reply, 404, 'You have no token with that id.');
     lastUsed.forget(tokenId);
     return sendEnvelope(reply, 200, 'The token has been deleted.');
-  }
+  };
   // attachValidation: the credential is checked first (401), then the id (400).
   const byId = { schema: deleteByIdSchema, attachValidation: true, config: { identify: true } };
   app.post('/tokens/:id/delete', byId, deleteById);
@@ -395,11 +275,11 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   app.post(
     '/tokens/fix_privileges',
     { schema: fixPrivilegesSchema, config: { identify: true } },
-    async (request: FastifyRequest<{ Querystring: { id?: string | string[] } }>, reply) => {
+    async (request, reply) => {
       const identity = identityOf(request);
       const refused = lacksPrivileges(identity, FIX_PRIVILEGES_NEEDS, reply);
       if (refused || identity.kind === 'none') return refused;
-      const raw = Array.isArray(request.query.id) ? request.query.id[0] : request.query.id;
+      const raw = firstValue(queryParam(request.query, 'id'));
       const value = raw?.trim() ?? '';
       let scope: Parameters<typeof jobs.startFixPrivileges>[1];
       if (value === '' || /^[+]?0+$/.test(value)) scope = { kind: 'all' };

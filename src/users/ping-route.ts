@@ -1,27 +1,9 @@
 // GET /v1/ping: who the request acts for, with effective and user privileges.
 import type { FastifyInstance } from 'fastify';
-import { envelopeProperties, sendEnvelope } from '../http/envelope.ts';
+import { sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';
 import { tokenPrivilegeNames, userPrivilegeNames } from '../privileges.ts';
-
-const pingSchema = {
-  response: {
-    200: {
-      type: 'object',
-      properties: {
-        ...envelopeProperties,
-        user_id: { type: 'integer' },
-        privileges: { type: 'integer' },
-        privileges_string: { type: 'string', description: 'The names of `privileges`, joined by ", ".' },
-        user_privileges: { type: 'integer' },
-        user_privileges_string: {
-          type: 'string',
-          description: 'The names of `user_privileges`, joined by ", ".',
-        },
-      },
-    },
-  },
-} as const;
+import { pingSchema } from './schemas.ts';
 
 export async function pingRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ping', { schema: pingSchema, config: { identify: true } }, async (request, reply) => {

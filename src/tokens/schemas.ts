@@ -1,0 +1,156 @@
+// The JSON schemas of the token routes (routes.ts): what Fastify validates and serialises, what the API
+// reference documents, and, through the JSON-schema type provider, the types of the handlers' requests.
+// Each is declared `as const` so that its literal shape reaches the type provider.
+import { envelopeProperties } from '../http/envelope.ts';
+import { MAX_DESCRIPTION_LENGTH } from './repository.ts';
+import { MAX_EXPIRES_IN_S } from './expiry.ts';
+
+// Every field may be absent or null. The required ones (username or id, and password) are checked by the
+// handler, which answers 422 naming what is missing; the schema answers 400 for a wrong type or range.
+export const createSchema = {
+  tags: ['tokens'],
+  summary: 'Create a token from a username or user id and a password',
+  description:
+    'Checks, in order: body, missing fields (422), user (404), login rate limit (429), legacy password (418), ' +
+    'password (403), ban (402). The secret is returned once. `privileges` is limited to what the user may hold.',
+  body: {
+    type: 'object',
+    properties: {
+      username: { type: ['string', 'null'], description: 'Ignored when id is non-zero.' },
+      id: { type: ['integer', 'null'], description: 'User id; takes precedence over username.' },
+      password: { type: ['string', 'null'] },
+      privileges: {
+        type: ['integer', 'null'],
+        minimum: 0,
+        maximum: 2 ** 53,
+        description: 'Requested token privileges (bit mask).',
+      },
+      description: { type: ['string', 'null'], maxLength: MAX_DESCRIPTION_LENGTH },
+      expires_in: {
+        type: ['integer', 'null'],
+        minimum: 1,
+        maximum: MAX_EXPIRES_IN_S,
+        description: 'Seconds until the token expires (at most 10 years). Absent: it never expires.',
+      },
+    },
+  },
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        username: { type: 'string' },
+        id: { type: 'integer' },
+        privileges: { type: 'integer' },
+        token: { type: 'string', description: 'The secret (32 hex characters), shown only here.' },
+        banned: { type: 'boolean' },
+        expires_at: { type: 'integer', description: 'Unix seconds; only when expires_in was given.' },
+      },
+    },
+    402: {
+      description: 'The user is banned: no token was created.',
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        banned: { type: 'boolean', const: true },
+        id: { type: 'integer' },
+        username: { type: 'string' },
+        privileges: { type: 'integer', const: 0 },
+      },
+      required: ['code', 'message', 'banned', 'id', 'username', 'privileges'],
+    },
+  },
+} as const;
+
+const tokenProperties = {
+  id: { type: 'integer' },
+  privileges: { type: 'integer' },
+  description: { type: 'string' },
+  last_updated: { type: 'integer' },
+} as const;
+
+// The query (p, l, id) has no schema: the handler reads it leniently (see pagination.ts) and answers 400
+// itself for an id that is not a number.
+export const listSchema = {
+  tags: ['tokens'],
+  summary: "List the caller's public tokens",
+  description:
+    'Ordered by id. `p` is the page (from 1), `l` the page size (at most 50, the default). ' +
+    '`id` (a non-negative integer) lists only the token with that id: an array of one, or empty. ' +
+    'Expired tokens are not listed; `expires_at` appears only on tokens that expire.',
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        tokens: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              ...tokenProperties,
+              expires_at: { type: 'integer', description: 'Unix seconds; only on tokens that expire.' },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const selfSchema = {
+  tags: ['tokens'],
+  summary: 'Read the token this request is authenticated with',
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        ...envelopeProperties,
+        ...tokenProperties,
+        client: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            name: { type: 'string' },
+            owner_id: { type: 'integer' },
+            avatar: { type: 'string' },
+          },
+        },
+        scope: { type: 'string' },
+        created: { type: 'string' },
+      },
+    },
+  },
+} as const;
+
+const messageSchema = { type: 'object', properties: envelopeProperties } as const;
+
+export const deleteSelfSchema = {
+  tags: ['tokens'],
+  summary: 'Delete the token (or bearer token) this request is authenticated with',
+  response: { 200: messageSchema },
+} as const;
+
+// The routes using it set attachValidation: a malformed id reaches the handler, which answers 401 for a
+// missing credential before 400 for the id.
+export const deleteByIdSchema = {
+  tags: ['tokens'],
+  summary: "Revoke one of the caller's public tokens by id",
+  description: "404 when the id is not one of the caller's tokens, whether or not it exists.",
+  params: {
+    type: 'object',
+    properties: { id: { type: 'string', pattern: '^[0-9]+$', description: 'Token id (an integer).' } },
+    required: ['id'],
+  },
+  response: { 200: messageSchema },
+} as const;
+
+// The query (id) has no schema: the handler reads it and answers 400 itself.
+export const fixPrivilegesSchema = {
+  tags: ['tokens'],
+  summary: "Re-limit stored token privileges to their owners' current privileges",
+  description:
+    'Needs ManageUser and APIMeta. Query `id`: a user id, `self`, or absent/0 for every user. ' +
+    'Answers at once; the job runs in the background.',
+  response: { 200: messageSchema },
+} as const;
