@@ -8,7 +8,7 @@ import * as registry from '../../src/cli/commands/index.ts';
 import { isGroup, type Command, type LeafCommand } from '../../src/cli/command.ts';
 import { parseTokenPrivileges, parseUserPrivileges } from '../../src/cli/privilege-option.ts';
 import { isBanned, limit, tokenPrivilegeNames } from '../../src/privileges.ts';
-import { cliHarness, runCli, onlyJson } from './run-cli.ts';
+import { cliHarness, runCli, onlyJson } from '../helpers/cli.ts';
 
 const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -203,6 +203,20 @@ describe('tokend: renamed options', { concurrency: 4 }, () => {
     ]);
     assert.equal(both.code, 1);
     assert.match(both.stderr, /give --user-id once \(--id is its older name\)/);
+    const reversed = await h.cli([
+      'user',
+      'create',
+      '--username',
+      'c',
+      '--password',
+      'p',
+      '--user-id',
+      '4',
+      '--id',
+      '3',
+    ]);
+    assert.equal(reversed.code, 1);
+    assert.match(reversed.stderr, /give --user-id once \(--id is its older name\)/);
 
     const uri = ['--redirect-uri', 'https://app.example/cb'];
     const one = await h.json(['client', 'create', '--name', 'One', ...uri]);
@@ -293,6 +307,12 @@ describe('tokend: usage errors', { concurrency: 4 }, () => {
       /--password-version: expected an integer from 1 to 2/,
     ],
     ['an empty password', ['user', 'passwd', '--user', '1', '--password', ''], /must not be empty/],
+    [
+      'an option where a value should be',
+      ['user', 'create', '--username', 'x', '--password', '--password-stdin'],
+      /option --password needs a value \(one starting with "-" is written --password=-VALUE\)/,
+    ],
+    ['an unknown command after "help"', ['help', 'user', 'nope'], /no command "user nope"/],
   ];
   for (const [what, args, message] of cases) {
     it(`${what}: message on stderr, nothing on stdout, exit code 1`, async (t) => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DIALECTS, MYSQL_URL, POSTGRES_URL } from '../helpers/dialects.ts';
-import { runCli, runProcess, UNPRIVILEGED, type CliResult, type RunAs } from './run-cli.ts';
+import { runCli, runProcess, UNPRIVILEGED, type CliResult, type RunAs } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'tokend.js');

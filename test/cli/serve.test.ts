@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
-import { cliHarness, listeningOrigin, MAIN, onlyJson, runCli } from './run-cli.ts';
+import { cliHarness, listeningOrigin, MAIN, onlyJson, runCli } from '../helpers/cli.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/tokend.js', import.meta.url));
 const START_LIMIT_MS = 20_000;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IN_CI } from '../helpers/dialects.ts';
-import { listeningOrigin } from './run-cli.ts';
+import { listeningOrigin } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const UNIT_FILE = join(ROOT, 'docs', 'tokend.service');

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/database.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { cliHarness, type CliHarness } from './run-cli.ts';
+import { cliHarness, type CliHarness } from '../helpers/cli.ts';
 
 const ADMIN = 1 + 2 + 8 + 16 + 32 + 512; // active + AdminAccessRAP, ManageUsers, BanUsers, ManageServer
 

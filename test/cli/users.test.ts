@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/database.ts';
 import { setUserPrivileges } from '../../src/users/repository.ts';
-import { cliHarness, onlyJson, type CliHarness } from './run-cli.ts';
-import { InjectBrowser } from '../oauth/helpers.ts';
+import { cliHarness, onlyJson, type CliHarness } from '../helpers/cli.ts';
+import { InjectBrowser } from '../helpers/inject-browser.ts';
 
 async function login(h: CliHarness, username: string, password: string) {
   const app = await h.app();

@@ -1,7 +1,7 @@
 // tokend client …: registering clients and minting bearer tokens from the command line, checked over HTTP.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliHarness } from '../cli/run-cli.ts';
+import { cliHarness } from '../helpers/cli.ts';
 
 describe('tokend client', { concurrency: 4 }, () => {
   it('create prints the id and the secret once; the secret authenticates the client', async (t) => {

@@ -60,7 +60,7 @@ const create: LeafCommand = {
     const cap = args.flag('force') ? 'none' : (await ctx.config()).tokensPerUserMax;
     let token: MintedToken;
     try {
-      token = await mintToken(store.db, store.dialect, {
+      token = await mintToken(store.db, {
         userId: owner.id,
         requested,
         description,

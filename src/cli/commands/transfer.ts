@@ -117,7 +117,7 @@ export const importCommand: LeafCommand = {
       const store = await ctx.store();
       const { importDatabase, ImportError } = await import('../../transfer/import.ts');
       try {
-        const counts = await importDatabase(store.db, store.dialect, linesOf(input));
+        const counts = await importDatabase(store.db, linesOf(input));
         return { json: { file: path, counts }, text: `imported from ${path}\n${summary(counts)}` };
       } catch (err) {
         if (err instanceof ImportError) throw new CliError(`${path}: ${err.message}`);

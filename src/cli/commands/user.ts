@@ -113,7 +113,7 @@ const create: LeafCommand = {
     const passwordHash = await (await ctx.passwords()).hash(password);
     let newId: number;
     try {
-      newId = await insertUser(store.db, store.dialect, {
+      newId = await insertUser(store.db, {
         id,
         username,
         passwordHash,
