@@ -10,9 +10,9 @@ import { hash } from '@node-rs/bcrypt';
 import { CompiledQuery } from 'kysely';
 import { parseDatabaseUrl } from '../src/config.ts';
 import { openStore, type Db, type Dialect, type Store } from '../src/store/database.ts';
-import { TokenPrivilege, UserPrivilege } from '../src/privileges.ts';
+import { TokenPrivilege, UserPrivilege } from '../src/auth/privileges.ts';
 import { md5Hex } from '../src/users/passwords.ts';
-import { hashTokenSecret } from '../src/tokens/secret.ts';
+import { hashTokenSecret } from '../src/auth/secret.ts';
 
 export interface SeedSpec {
   users: number;

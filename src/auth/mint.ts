@@ -5,8 +5,8 @@ import { sql } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';
-import { limit } from '../privileges.ts';
-import { hashTokenSecret, newTokenSecret } from '../tokens/secret.ts';
+import { limit } from './privileges.ts';
+import { hashTokenSecret, newTokenSecret } from './secret.ts';
 import { insertToken, type NewToken } from '../tokens/repository.ts';
 
 const MAX_SECRET_ATTEMPTS = 5;

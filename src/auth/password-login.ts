@@ -3,7 +3,7 @@
 // user. Token creation through the API, the web sign-in and sudo mode's password confirmation all call
 // it; none of them orders these steps itself.
 import type { Db } from '../store/database.ts';
-import { isBanned } from '../privileges.ts';
+import { isBanned } from './privileges.ts';
 import { findUserById, findUserByUsername, type UserRow } from '../users/repository.ts';
 import {
   LEGACY_PASSWORD_VERSION,
@@ -11,7 +11,7 @@ import {
   PasswordQueueFull,
   type PasswordHasher,
 } from '../users/passwords.ts';
-import type { LoginLimiter } from '../tokens/login-limiter.ts';
+import type { LoginLimiter } from './login-limiter.ts';
 
 export interface PasswordLoginDeps {
   db: Db;

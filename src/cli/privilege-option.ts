@@ -1,5 +1,5 @@
-// `--privileges`: a bit mask as a decimal integer, or privilege names from src/privileges.ts.
-import { TokenPrivilege, UserPrivilege } from '../privileges.ts';
+// `--privileges`: a bit mask as a decimal integer, or privilege names from src/auth/privileges.ts.
+import { TokenPrivilege, UserPrivilege } from '../auth/privileges.ts';
 import { CliError } from './command.ts';
 
 type Table = Readonly<Record<string, number>>;

@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { upsert } from '../store/sql-dialect.ts';
-import { isBanned } from '../privileges.ts';
+import { isBanned } from '../auth/privileges.ts';
 import { findUserById } from '../users/repository.ts';
 import type {
   OAuthAccessTokenTable,

@@ -1,5 +1,5 @@
 // The OAuth scopes (read_confidential, write, bancho), the token privileges each carries, and how the consent page words them.
-import { TokenPrivilege } from '../privileges.ts';
+import { TokenPrivilege } from '../auth/privileges.ts';
 import { InvalidScope } from './errors.ts';
 
 export interface ScopeInfo {

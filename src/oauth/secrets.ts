@@ -1,6 +1,6 @@
 // Random secrets for codes, tokens and client credentials, their stored form, and the PKCE S256 check.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { hashTokenSecret } from '../tokens/secret.ts';
+import { hashTokenSecret } from '../auth/secret.ts';
 
 /** 256 bits from the CSPRNG, base64url (43 characters). */
 export const newOAuthSecret = (): string => randomBytes(32).toString('base64url');

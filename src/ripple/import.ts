@@ -12,11 +12,11 @@
 import type { Store } from '../store/database.ts';
 import type { Selectable } from 'kysely';
 import { MAX_ID, type TokenTable, type UserTable } from '../store/schema.ts';
-import { limit } from '../privileges.ts';
+import { limit } from '../auth/privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
 import { MAX_USERNAME_LENGTH, usernameProblem, usernameSafe } from '../users/username.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
-import { legacyHashOfMd5 } from '../tokens/secret.ts';
+import { legacyHashOfMd5 } from '../auth/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { reserveIds } from '../store/sql-dialect.ts';
 import type { RippleSource, RippleTokenRow, RippleUserRow, SourceCell, SourceTable } from './source.ts';

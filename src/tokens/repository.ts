@@ -4,7 +4,7 @@ import type { Db } from '../store/database.ts';
 import { greatest, insertReturningId } from '../store/sql-dialect.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
-import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../privileges.ts';
+import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
 
 /** Longest token description, in UTF-16 code units (JavaScript string length). */
 export const MAX_DESCRIPTION_LENGTH = 1024;

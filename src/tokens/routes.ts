@@ -15,7 +15,7 @@ import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-
 import { sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';
 import type { Identity } from '../auth/credentials.ts';
-import { TokenPrivilege, missingTokenPrivileges } from '../privileges.ts';
+import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';

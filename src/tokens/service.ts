@@ -3,7 +3,7 @@
 import type { Db } from '../store/database.ts';
 import type { UserRow } from '../users/repository.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
-import type { LoginLimiter } from './login-limiter.ts';
+import type { LoginLimiter } from '../auth/login-limiter.ts';
 import { checkPasswordLogin } from '../auth/password-login.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import { nowSeconds } from '../clock.ts';

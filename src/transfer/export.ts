@@ -18,7 +18,7 @@ function afterKey(key: readonly string[], after: Row): RawBuilder<boolean> {
 
 /**
  * A row as it is written: PostgreSQL pads a char(n) value with spaces, and a hash shorter than its
- * column (a token's legacy MD5 form, src/tokens/secret.ts) must not carry them to another database.
+ * column (a token's legacy MD5 form, src/auth/secret.ts) must not carry them to another database.
  */
 function unpadded(row: Row): Row {
   for (const [column, value] of Object.entries(row))

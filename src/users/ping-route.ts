@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
 import { identityOf } from '../http/plugin.ts';
-import { tokenPrivilegeNames, userPrivilegeNames } from '../privileges.ts';
+import { tokenPrivilegeNames, userPrivilegeNames } from '../auth/privileges.ts';
 import { pingSchema } from './schemas.ts';
 
 export async function pingRoutes(app: FastifyInstance): Promise<void> {

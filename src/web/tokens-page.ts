@@ -8,7 +8,7 @@ import {
   limit,
   tokenPrivilegeNames,
   type TokenPrivilegeName,
-} from '../privileges.ts';
+} from '../auth/privileges.ts';
 import {
   clearSessionCookie,
   confirmSudo,

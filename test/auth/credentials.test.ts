@@ -8,9 +8,9 @@ import { build } from '../helpers/app.ts';
 import { credentialCore, credentialLookup } from '../../src/auth/credentials.ts';
 import { startSession, SESSION_TTL_S } from '../../src/auth/sessions.ts';
 import { insertAccessToken, insertClient } from '../../src/oauth/repository.ts';
-import { LastUsedBatcher } from '../../src/tokens/last-used.ts';
-import { hashTokenSecret, newTokenSecret } from '../../src/tokens/secret.ts';
-import { TokenPrivilege, UserPrivilege } from '../../src/privileges.ts';
+import { LastUsedBatcher } from '../../src/auth/last-used.ts';
+import { hashTokenSecret, newTokenSecret } from '../../src/auth/secret.ts';
+import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 
 for (const dialect of DIALECTS) {
   describe(`credential core [${dialect}]`, () => {

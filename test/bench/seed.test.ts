@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
-import { limit } from '../../src/privileges.ts';
+import { limit } from '../../src/auth/privileges.ts';
 import {
   ADMIN_USER_ID,
   HOT_USER_ID,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import * as registry from '../../src/cli/commands/index.ts';
 import { isGroup, type Command, type LeafCommand } from '../../src/cli/command.ts';
 import { parseTokenPrivileges, parseUserPrivileges } from '../../src/cli/privilege-option.ts';
-import { isBanned, limit, tokenPrivilegeNames } from '../../src/privileges.ts';
+import { isBanned, limit, tokenPrivilegeNames } from '../../src/auth/privileges.ts';
 import { cliHarness, runCli, onlyJson } from '../helpers/cli.ts';
 
 const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

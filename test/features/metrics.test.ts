@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness } from '../helpers/app.ts';
 import { loadConfig, ConfigError } from '../../src/config.ts';
-import { TokenPrivilege, UserPrivilege } from '../../src/privileges.ts';
+import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 
 /** The value of one sample, or undefined when the series does not exist. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

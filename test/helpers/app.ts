@@ -11,7 +11,7 @@ import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/clock.ts';
 import { insertToken } from '../../src/tokens/repository.ts';
-import { hashTokenSecret, newTokenSecret } from '../../src/tokens/secret.ts';
+import { hashTokenSecret, newTokenSecret } from '../../src/auth/secret.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
 
 /** Privileges of an ordinary active user: UserPublic + UserNormal. */

@@ -13,7 +13,7 @@ import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { cliHarness, MAIN, runCli, runProcess } from '../helpers/cli.ts';
 import { openStore } from '../../src/store/database.ts';
-import { hashTokenSecret } from '../../src/tokens/secret.ts';
+import { hashTokenSecret } from '../../src/auth/secret.ts';
 import type { ImportSummary } from '../../src/ripple/import.ts';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');

@@ -3,11 +3,7 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import {
-  createLoginLimiter,
-  type LimiterSettings,
-  type LoginLimiter,
-} from '../../src/tokens/login-limiter.ts';
+import { createLoginLimiter, type LimiterSettings, type LoginLimiter } from '../../src/auth/login-limiter.ts';
 import type { LinkLogger } from '../../src/redis.ts';
 import { build } from '../helpers/app.ts';
 import { TcpProxy } from '../helpers/real-server.ts';

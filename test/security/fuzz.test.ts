@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { build, type Harness } from '../helpers/app.ts';
 import { within } from '../helpers/waiting.ts';
-import { TokenPrivilege } from '../../src/privileges.ts';
+import { TokenPrivilege } from '../../src/auth/privileges.ts';
 
 const RUNS = { bodies: 8000, queries: 6000, credentials: 6000, raw: 1000 };
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);

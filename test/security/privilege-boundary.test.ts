@@ -15,9 +15,9 @@ import {
   registerClient,
   type TestClient,
 } from '../helpers/oauth.ts';
-import { UserPrivilege as U } from '../../src/privileges.ts';
+import { UserPrivilege as U } from '../../src/auth/privileges.ts';
 import { nowSeconds } from '../../src/clock.ts';
-import { hashTokenSecret } from '../../src/tokens/secret.ts';
+import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { startSession } from '../../src/auth/sessions.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore, type Dialect } from '../../src/store/database.ts';

@@ -11,7 +11,7 @@ import {
   isBanned,
   limit,
   type TokenPrivilegeName,
-} from '../../src/privileges.ts';
+} from '../../src/auth/privileges.ts';
 import { build, body } from '../helpers/app.ts';
 
 /** a ⊆ b for bit masks of any safe integer size (BigInt: JS bit operators only see 32 bits). */

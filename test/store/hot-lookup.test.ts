@@ -11,7 +11,7 @@ import { nowSeconds } from '../../src/clock.ts';
 import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
-import { hashTokenSecret, legacyTokenHash } from '../../src/tokens/secret.ts';
+import { hashTokenSecret, legacyTokenHash } from '../../src/auth/secret.ts';
 
 const tokenLookup = (store: Pick<Store, 'db' | 'dialect' | 'hotQuery'>) =>
   credentialLookup(store, nowSeconds).token;

@@ -6,7 +6,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { LastUsedBatcher } from '../../src/tokens/last-used.ts';
+import { LastUsedBatcher } from '../../src/auth/last-used.ts';
 
 for (const dialect of DIALECTS) {
   describe(`instances sharing one database [${dialect}]`, () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { body, sharedHarness, type Harness } from '../helpers/app.ts';
 import { fixTokenPrivileges } from '../../src/tokens/repository.ts';
-import { TokenPrivilege as T, UserPrivilege as U } from '../../src/privileges.ts';
+import { TokenPrivilege as T, UserPrivilege as U } from '../../src/auth/privileges.ts';
 
 const ACTIVE = U.UserPublic | U.UserNormal;
 /** Every user privilege bit. */

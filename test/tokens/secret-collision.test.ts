@@ -5,7 +5,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { mintToken } from '../../src/auth/mint.ts';
 import { nowSeconds } from '../../src/clock.ts';
-import { hashTokenSecret } from '../../src/tokens/secret.ts';
+import { hashTokenSecret } from '../../src/auth/secret.ts';
 
 for (const dialect of DIALECTS) {
   describe(`secret collisions [${dialect}]`, () => {

@@ -12,7 +12,7 @@ import {
   missingTokenPrivileges,
   tokenPrivilegeNames,
   userPrivilegeNames,
-} from '../../src/privileges.ts';
+} from '../../src/auth/privileges.ts';
 
 // The documented tables (README.md, Privileges), written out again by value so the test does not trust the module's own table.
 const TOKEN_BITS: Array<[name: string, bit: number]> = [

@@ -13,7 +13,7 @@ import {
   serveOnLoopback,
   skipWithoutChromium,
 } from '../helpers/browser.ts';
-import { TokenPrivilege } from '../../src/privileges.ts';
+import { TokenPrivilege } from '../../src/auth/privileges.ts';
 import { nowSeconds } from '../../src/clock.ts';
 
 /** Problems the page reports to the console (a CSP violation, a script error). */

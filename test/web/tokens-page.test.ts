@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, FORM, csrfOf } from '../helpers/inject-browser.ts';
-import { TokenPrivilege, UserPrivilege } from '../../src/privileges.ts';
+import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 import { nowSeconds } from '../../src/clock.ts';
 
 async function signedIn(h: Harness, privileges?: number) {

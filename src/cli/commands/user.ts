@@ -1,5 +1,5 @@
 // tokend user …: create users and manage their privileges, bans and passwords.
-import { isBanned, UserPrivilege, userPrivilegeNames } from '../../privileges.ts';
+import { isBanned, UserPrivilege, userPrivilegeNames } from '../../auth/privileges.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import { MAX_ID } from '../../store/schema.ts';
 import { CURRENT_PASSWORD_VERSION, LEGACY_PASSWORD_VERSION } from '../../users/passwords.ts';

@@ -2,7 +2,7 @@
 // exact redirect URI (a failure here is shown as a page, never redirected), read the rest of the request
 // (a failure is redirected back with error=), find the signed-in user, then ask for consent or answer.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isBanned } from '../../privileges.ts';
+import { isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { consentPage, sendPage } from '../../web/pages.ts';
 import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, type Session } from '../../web/session.ts';

@@ -1,7 +1,7 @@
 // POST /oauth/introspect (RFC 7662): a confidential client asks whether a token is active. A client
 // sees only tokens issued to itself; any other, and every revoked or expired one, is {"active": false}.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { effectivePrivileges, isBanned } from '../../privileges.ts';
+import { effectivePrivileges, isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { authenticateClient } from '../client-auth.ts';
 import type { OAuthDeps } from '../deps.ts';

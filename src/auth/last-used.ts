@@ -2,7 +2,7 @@
 // and on shutdown, instead of one UPDATE per request.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/database.ts';
-import { recordTokenUses } from './repository.ts';
+import { recordTokenUses } from '../tokens/repository.ts';
 import { PeriodicJob } from '../periodic.ts';
 
 /** Largest batch sent as one statement (keeps every dialect's parameter limit far away). */
