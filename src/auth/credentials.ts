@@ -5,8 +5,8 @@
 // credential carries against the owner's privileges as stored now, 0 for a banned owner. `http/` only
 // reads the credential from the request and keeps the identity this returns.
 import DataLoader from 'dataloader';
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { anyOf } from '../store/sql-dialect.ts';
+import { sql } from 'kysely';
+import { hotReadAnyOf } from '../store/sql-dialect.ts';
 import type { Clock } from '../clock.ts';
 import { effectivePrivileges } from './privileges.ts';
 import type { Store } from '../store/database.ts';
@@ -100,29 +100,6 @@ export const rfc3339 = (seconds: number): string =>
   new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 
 /**
- * Reads the live rows among `hashes` with statements compiled once (Store.hotQuery): no query is built
- * per request. `query` has the expiry rule as its only WHERE, so a statement's parameters are the current
- * time, then the hashes (anyOf: few statement texts for all batch sizes).
- */
-function hashReader<Row>(
-  store: LookupStore,
-  query: { where(condition: RawBuilder<SqlBool>): { compile(): { sql: string } } },
-  column: string,
-): (hashes: readonly string[], now: number) => Promise<Hashed<Row>[]> {
-  const hashIn = anyOf(store.db, column);
-  const reads = new Map<number, (parameters: readonly unknown[]) => Promise<Hashed<Row>[]>>();
-  return (hashes, now) => {
-    const match = hashIn(hashes);
-    let read = reads.get(match.key);
-    if (read === undefined) {
-      read = store.hotQuery<Hashed<Row>>(query.where(match.condition()).compile().sql);
-      reads.set(match.key, read);
-    }
-    return read([now, ...match.parameters]);
-  };
-}
-
-/**
  * Lookups started in one turn of the event loop share one query (DataLoader, no cache: every request
  * still reads the database, after it arrived). On a database server that is one round trip for the
  * batch; on SQLite one read transaction instead of one per request, and the requests of a turn are
@@ -171,7 +148,8 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
       'tokens.token_hash',
     ])
     .where(live('tokens.expires_at'));
-  const readTokens = hashReader<TokenWithOwner>(store, tokens, 'tokens.token_hash');
+  // Read with the current time first (the expiry rule's parameter), then the hashes.
+  const readTokens = hotReadAnyOf<Hashed<TokenWithOwner>>(store, tokens, 'tokens.token_hash');
   // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
   const upgrade = (id: number, legacy: string, sha: string) =>
     store.db
@@ -184,7 +162,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
   const token = batched<TokenWithOwner>(async (secrets) => {
     const hashes = secrets.map(hashTokenSecret);
     const legacy = secrets.map(legacyTokenHash);
-    const rows = await readTokens([...hashes, ...legacy], clock());
+    const rows = await readTokens([...hashes, ...legacy], [clock()]);
     // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
     const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
     const upgrading: Array<Promise<unknown>> = [];
@@ -219,10 +197,14 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
       'oauth_access_tokens.token_hash',
     ])
     .where(live('oauth_access_tokens.expires_at'));
-  const readAccessTokens = hashReader<BearerRow>(store, accessTokens, 'oauth_access_tokens.token_hash');
+  const readAccessTokens = hotReadAnyOf<Hashed<BearerRow>>(
+    store,
+    accessTokens,
+    'oauth_access_tokens.token_hash',
+  );
   const bearer = batched<BearerRow>(async (secrets) => {
     const hashes = secrets.map(hashTokenSecret);
-    const rows = await readAccessTokens(hashes, clock());
+    const rows = await readAccessTokens(hashes, [clock()]);
     const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
     return hashes.map((h) => byHash.get(h));
   });

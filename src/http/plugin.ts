@@ -2,8 +2,8 @@
 // This plugin only reads the credential from the request; the credential core (src/auth/credentials.ts)
 // turns it into an identity.
 import fp from 'fastify-plugin';
-import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
-import { NO_IDENTITY, type CredentialCore, type Identity } from '../auth/credentials.ts';
+import type { preHandlerHookHandler } from 'fastify';
+import type { CredentialCore, Identity } from '../auth/credentials.ts';
 import { readCredential } from './credentials.ts';
 import { sendEnvelope } from './envelope.ts';
 import { sentFromOrigin, serverOrigin } from './origin.ts';
@@ -14,11 +14,10 @@ declare module 'fastify' {
     identify?: boolean;
   }
   interface FastifyRequest {
+    /** Set before the handler on routes with `identify: true` (NO_IDENTITY without a credential). */
     identity: Identity | null;
   }
 }
-
-export const identityOf = (request: FastifyRequest): Identity => request.identity ?? NO_IDENTITY;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

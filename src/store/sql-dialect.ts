@@ -14,7 +14,7 @@ import {
   type SqlBool,
   type Updateable,
 } from 'kysely';
-import type { Db, Dialect } from './database.ts';
+import type { Db, Dialect, Store } from './database.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -171,5 +171,28 @@ export function anyOf<DB>(db: Kysely<DB>, column: string): (values: readonly unk
     const parameters = [...values];
     while (parameters.length < size) parameters.push(values[values.length - 1]);
     return { key: size, parameters, condition: () => sql<SqlBool>`${ref} in (${sql.join(parameters)})` };
+  };
+}
+
+/**
+ * A hot read (Store.hotQuery) of the rows whose `column` is any of a batch of values: `query` is compiled
+ * with anyOf's condition once per batch shape and then only run. The statement's parameters are
+ * `leading` (those of `query`'s own WHEREs, in order), then the batch's values.
+ */
+export function hotReadAnyOf<Row>(
+  store: Pick<Store, 'db' | 'hotQuery'>,
+  query: { where(condition: RawBuilder<SqlBool>): { compile(): { sql: string } } },
+  column: string,
+): (values: readonly unknown[], leading: readonly unknown[]) => Promise<Row[]> {
+  const matchAny = anyOf(store.db, column);
+  const reads = new Map<number, (parameters: readonly unknown[]) => Promise<Row[]>>();
+  return (values, leading) => {
+    const match = matchAny(values);
+    let read = reads.get(match.key);
+    if (read === undefined) {
+      read = store.hotQuery<Row>(query.where(match.condition()).compile().sql);
+      reads.set(match.key, read);
+    }
+    return read([...leading, ...match.parameters]);
   };
 }

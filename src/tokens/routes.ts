@@ -13,8 +13,7 @@ import type {
 } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { sendEnvelope } from '../http/envelope.ts';
-import { identityOf } from '../http/plugin.ts';
-import type { Identity } from '../auth/credentials.ts';
+import { NO_IDENTITY, type Identity } from '../auth/credentials.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
@@ -169,7 +168,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   for (const url of ['/tokens', '/tokens/new', '/token/new']) app.post(url, { schema: createSchema }, create);
 
   app.get('/tokens', { schema: listSchema, config: { identify: true } }, async (request, reply) => {
-    const identity = identityOf(request);
+    const identity = request.identity ?? NO_IDENTITY;
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
     if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
@@ -204,7 +203,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   });
 
   app.get('/tokens/self', { schema: selfSchema, config: { identify: true } }, async (request, reply) => {
-    const identity = identityOf(request);
+    const identity = request.identity ?? NO_IDENTITY;
     switch (identity.kind) {
       case 'none':
         return sendEnvelope(reply, 404, 'No token is being used in this request.');
@@ -226,7 +225,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   });
 
   const deleteSelf: Handler<typeof deleteSelfSchema> = async (request, reply) => {
-    const identity = identityOf(request);
+    const identity = request.identity ?? NO_IDENTITY;
     switch (identity.kind) {
       case 'none':
         return sendEnvelope(reply, 400, 'No token was given, so none was deleted.');
@@ -242,7 +241,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
 
   // Static segments win over parameters in the router, so /tokens/self and /tokens/self/delete stay as above.
   const deleteById: Handler<typeof deleteByIdSchema> = async (request, reply) => {
-    const identity = identityOf(request);
+    const identity = request.identity ?? NO_IDENTITY;
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
     if (identity.kind === 'bearer')
@@ -276,7 +275,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     '/tokens/fix_privileges',
     { schema: fixPrivilegesSchema, config: { identify: true } },
     async (request, reply) => {
-      const identity = identityOf(request);
+      const identity = request.identity ?? NO_IDENTITY;
       const refused = lacksPrivileges(identity, FIX_PRIVILEGES_NEEDS, reply);
       if (refused || identity.kind === 'none') return refused;
       const raw = firstValue(queryParam(request.query, 'id'));

@@ -1,13 +1,13 @@
 // GET /v1/ping: who the request acts for, with effective and user privileges.
+import { NO_IDENTITY } from '../auth/credentials.ts';
 import type { FastifyInstance } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
-import { identityOf } from '../http/plugin.ts';
 import { tokenPrivilegeNames, userPrivilegeNames } from '../auth/privileges.ts';
 import { pingSchema } from './schemas.ts';
 
 export async function pingRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ping', { schema: pingSchema, config: { identify: true } }, async (request, reply) => {
-    const identity = identityOf(request);
+    const identity = request.identity ?? NO_IDENTITY;
     const known = identity.kind !== 'none';
     const privileges = known ? identity.privileges : 0;
     const userPrivileges = known ? identity.userPrivileges : 0;
