@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import type * as Bcrypt from '@node-rs/bcrypt';
 
-// The native addon is loaded by the first hash or verification (~3 MB that an idle server never needs).
-let bcrypt: Promise<typeof Bcrypt> | undefined;
-const loadBcrypt = () => (bcrypt ??= import('@node-rs/bcrypt'));
+// The native addon is loaded by the first hash or verification (~3 MB that an idle server never needs);
+// Node's module cache makes every later import() the same module.
+const loadBcrypt = (): Promise<typeof Bcrypt> => import('@node-rs/bcrypt');
 
 /** Password version 2: bcrypt(md5hex(password)). Version 1 is a legacy hash this API cannot verify. */
 export const CURRENT_PASSWORD_VERSION = 2;
