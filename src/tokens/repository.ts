@@ -1,4 +1,5 @@
 // Tokens: plain functions over the database handle or a transaction.
+import { nowSeconds } from '../clock.ts';
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { greatest, insertReturningId } from '../store/sql-dialect.ts';
@@ -88,7 +89,7 @@ export async function listPublicTokens(
   userId: number,
   limit: number,
   offset: number,
-  now: number = Math.floor(Date.now() / 1000),
+  now: number = nowSeconds(),
   id?: number,
 ): Promise<ListedToken[]> {
   if (id !== undefined) {

@@ -1,5 +1,6 @@
 // The token operations of the v1 API, at their paths under {base_url}/v1. Their schemas are in schemas.ts;
 // the handlers' requests are typed from them.
+import { nowSeconds } from '../clock.ts';
 import type {
   ContextConfigDefault,
   FastifyInstance,
@@ -189,7 +190,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
       );
     const id = idText === '' ? undefined : Number(idText);
     const { limit, offset } = paginate(queryParam(request.query, 'p'), queryParam(request.query, 'l'));
-    const now = Math.floor(Date.now() / 1000);
+    const now = nowSeconds();
     // With an id: a page of that token or none; an id beyond any stored one is no token.
     const rows: ListedToken[] =
       id !== undefined && id > MAX_ID

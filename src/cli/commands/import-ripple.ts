@@ -1,5 +1,6 @@
 // tokend import-ripple: brings the users and tokens of a Ripple or Akatsuki database (MySQL/MariaDB)
 // into DATABASE_URL, keeping ids, passwords and token secrets working.
+import { nowSeconds } from '../../clock.ts';
 import { CliError, type LeafCommand } from '../command.ts';
 
 /** Skipped rows listed in the text output; --json lists them all. */
@@ -63,7 +64,7 @@ export const importRippleCommand: LeafCommand = {
       const terminal = process.stderr.isTTY === true;
       const summary = await importRipple(source, store, {
         dryRun,
-        now: Math.floor(Date.now() / 1000),
+        now: nowSeconds(),
         progress: terminal
           ? (table, done, total) =>
               process.stderr.write(`\r${table}: ${done} of ${total} read${done >= total ? '\n' : ''}`)

@@ -1,5 +1,6 @@
 // tokend export / tokend import: move users, tokens and OAuth clients between databases (e.g. from
 // SQLite to PostgreSQL) as JSON Lines. Only hashes are stored, so the file holds no secret in clear.
+import { nowSeconds } from '../../clock.ts';
 import { createReadStream, createWriteStream, statSync, type ReadStream, type WriteStream } from 'node:fs';
 import { once, type EventEmitter } from 'node:events';
 import { dirname, resolve } from 'node:path';
@@ -93,7 +94,7 @@ export const exportCommand: LeafCommand = {
       async (line) => {
         if (!out.write(`${line}\n`)) await once(out, 'drain');
       },
-      Math.floor(Date.now() / 1000),
+      nowSeconds(),
     );
     out.end();
     await once(out, 'finish');
