@@ -3,9 +3,9 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { INTERNAL_ERROR_MESSAGE, sendEnvelope } from '../http/envelope.ts';
-import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
-import { canonicalAddress } from '../http/client-address.ts';
+import { INTERNAL_ERROR_MESSAGE, sendEnvelope } from './envelope.ts';
+import { API_SECURITY_HEADERS } from './security-headers.ts';
+import { canonicalAddress } from './client-address.ts';
 
 // Not `import { STATUS_CODES } from 'node:http'`: an ES import of node:http reads every export, and its
 // lazy WebSocket exports load Node's bundled undici (~5 MB of an idle server's memory, never used).

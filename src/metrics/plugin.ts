@@ -2,8 +2,7 @@
 // so each request is counted under its route pattern, never its raw URL.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
-import type { FastifyRequest, onResponseHookHandler } from 'fastify';
-import { addRouteHook } from '../http/route-hooks.ts';
+import type { FastifyRequest } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
 import type { TokendMetrics } from './metrics.ts';
 
@@ -38,23 +37,15 @@ const metricsSchema = {
 } as const;
 
 /**
- * Counts every request by method, route pattern and code. Registered before any route: each route
- * declared after it carries its own hook, with its pattern, so no request has to look its route up.
- * Requests no route matched are counted by the app-wide hook, under UNMATCHED_ROUTE.
+ * Counts every request by method, route pattern and code, in one app-wide hook: registered before any
+ * route, so every context inherits it. The pattern is the matched route's (`request.routeOptions.url`);
+ * requests no route matched are counted under UNMATCHED_ROUTE.
  */
 export const requestMetrics = fp<Pick<MetricsOptions, 'metrics'>>(
   async (app, { metrics }) => {
-    app.addHook('onRoute', (route) => {
-      const pattern = route.url;
-      const count: onResponseHookHandler = (request, reply, done) => {
-        metrics.request(request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
-        done();
-      };
-      addRouteHook(route, 'onResponse', count, 'last');
-    });
     app.addHook('onResponse', (request, reply, done) => {
-      if (request.is404)
-        metrics.request(request.method, undefined, reply.statusCode, reply.elapsedTime / 1000);
+      const route = request.is404 ? undefined : request.routeOptions.url;
+      metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
   },
