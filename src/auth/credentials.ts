@@ -68,6 +68,8 @@ export interface TokenWithOwner {
   /** 1: a web session (src/auth/sessions.ts) */
   session: number;
   password_at: number | null;
+  /** the clock's time when it was read: the time the expiry rule was applied, and the time of this use */
+  at: number;
   username: string;
   user_privileges: number;
 }
@@ -162,7 +164,9 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
   const token = batched<TokenWithOwner>(async (secrets) => {
     const hashes = secrets.map(hashTokenSecret);
     const legacy = secrets.map(legacyTokenHash);
-    const rows = await readTokens([...hashes, ...legacy], [clock()]);
+    const at = clock();
+    const rows = await readTokens([...hashes, ...legacy], [at]);
+    for (const row of rows) row.at = at;
     // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
     const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
     const upgrading: Array<Promise<unknown>> = [];
@@ -239,8 +243,7 @@ export function credentialCore({ store, clock, lastUsed }: CredentialCoreDeps): 
 
   const fromToken = (row: TokenWithOwner | undefined): Identity => {
     if (!row) return NO_IDENTITY;
-    const now = clock();
-    lastUsed.touch(row.id, now);
+    lastUsed.touch(row.id, row.at);
     return {
       kind: 'token',
       tokenId: row.id,
@@ -249,7 +252,7 @@ export function credentialCore({ store, clock, lastUsed }: CredentialCoreDeps): 
       storedPrivileges: row.privileges,
       privileges: effectivePrivileges(row.privileges, row.user_privileges),
       description: row.description,
-      lastUpdated: now,
+      lastUpdated: row.at,
     };
   };
   const fromBearer = (row: BearerRow): BearerIdentity => {
