@@ -4,18 +4,14 @@
 //
 // Both are built on their first request, in a Fastify instance of their own that is told every route the
 // app declared (collected here as they are added, so this is registered before every route). Until then
-// neither library is loaded: with what they bring (yaml, @fastify/static, send, glob, mime, …) that is
-// ~4 MB an idle server does not hold (bench/README.md, scenario 6).
+// neither library is loaded, nor the icon and version they show: registered on the app itself, as their
+// READMEs show, the two plugins and what they bring (yaml, @fastify/static, send, glob, mime, …) held
+// 6–8 MB more in an idle server (bench/README.md, scenario 6).
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { envelopeProperties } from '../http/envelope.ts';
 import { useDocumentHeaders } from '../http/security-headers.ts';
-import { FAVICON_SVG } from '../web/theme.ts';
-
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
 
 /** The credential transports, in the order they are looked for. */
 export const CREDENTIAL_SCHEMES = {
@@ -85,7 +81,7 @@ function documentRoute(basePath: string) {
   };
 }
 
-const swaggerOptions = (basePath: string): FastifyDynamicSwaggerOptions => ({
+const swaggerOptions = (basePath: string, version: string): FastifyDynamicSwaggerOptions => ({
   openapi: {
     openapi: '3.1.0',
     info: {
@@ -121,11 +117,16 @@ export function withoutEmptyTags<T extends { paths?: object; tags?: Array<{ name
 }
 
 /** The top bar's logo: the pages' icon and the name, white on the bar's dark grey. */
-const LOGO_SVG =
+const logoSvg = (icon: string): string =>
   '<svg xmlns="http://www.w3.org/2000/svg" width="150" height="40" viewBox="0 0 150 40">' +
-  FAVICON_SVG.replace('<svg ', '<svg x="4" y="4" ') +
+  icon.replace('<svg ', '<svg x="4" y="4" ') +
   '<text x="46" y="28" fill="#fff" font-family="system-ui,sans-serif" font-size="24" font-weight="600">' +
   'tokend</text></svg>';
+
+/** The service's version, from package.json. */
+const readVersion = (): string =>
+  (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 
 /** What the reference needs of a route the app declared. */
 type DeclaredRoute = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'>;
@@ -135,16 +136,18 @@ const isHidden = (schema: FastifySchema | undefined): boolean =>
 
 /** The reference's own Fastify instance: the declared routes (described, never served) and the page. */
 async function buildReference(routes: DeclaredRoute[], basePath: string): Promise<FastifyInstance> {
-  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
-    import('fastify'),
-    import('@fastify/swagger'),
-    import('@fastify/swagger-ui'),
-  ]);
+  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }, { FAVICON_SVG }] =
+    await Promise.all([
+      import('fastify'),
+      import('@fastify/swagger'),
+      import('@fastify/swagger-ui'),
+      import('../web/theme.ts'),
+    ]);
   const reference = Fastify({ exposeHeadRoutes: false, routerOptions: { ignoreTrailingSlash: true } });
   // The routes are only described here: nothing is validated or serialised with their schemas.
   reference.setValidatorCompiler(() => () => true);
   reference.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  await reference.register(swagger, swaggerOptions(basePath));
+  await reference.register(swagger, swaggerOptions(basePath, readVersion()));
   const notServedHere = async () => {
     throw new Error('the API reference only describes this route');
   };
@@ -164,7 +167,7 @@ async function buildReference(routes: DeclaredRoute[], basePath: string): Promis
         { filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: FAVICON_SVG },
       ],
     },
-    logo: { type: 'image/svg+xml', content: LOGO_SVG },
+    logo: { type: 'image/svg+xml', content: logoSvg(FAVICON_SVG) },
   });
   await reference.ready();
   return reference;
