@@ -178,6 +178,14 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         401,
         `This bearer token lacks the scope ${LIST_TOKENS_SCOPE}, which listing your tokens needs.`,
       );
+    // An application acts for its user only with privileges the user holds now: the scope's privilege,
+    // limited by the owner (0 once banned, when introspection also calls the token inactive).
+    if (identity.kind === 'bearer' && (identity.privileges & TokenPrivilege.ReadConfidential) === 0)
+      return sendEnvelope(
+        reply,
+        401,
+        'This bearer token carries no privileges while its owner is banned: it cannot list tokens.',
+      );
     // ?id=N lists only that token (as the Ripple family's API does); an empty id is no id.
     const rawId = firstValue(queryParam(request.query, 'id'));
     const idText = rawId?.trim() ?? '';

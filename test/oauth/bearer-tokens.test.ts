@@ -62,6 +62,28 @@ for (const dialect of DIALECTS) {
       assert.equal(body(back).privileges, 4);
     });
 
+    // Attack review: a banned owner's bearer token still listed the owner's API tokens (only the scope was
+    // checked), while introspection already called it inactive.
+    it("lists the owner's tokens only while the owner may hold read_confidential: not once banned", async (t) => {
+      const { h, user, mint, bearer } = await setup(t, dialect);
+      await h.createToken(user.id, { description: 'visible to the app' });
+      const token = await mint('read_confidential');
+      const list = () => h.api({ method: 'GET', path: '/tokens', headers: bearer(token) });
+      const before = await list();
+      assert.equal(before.statusCode, 200, before.body);
+      assert.deepEqual(
+        (body(before).tokens as Array<{ description: string }>).map((tk) => tk.description),
+        ['visible to the app'],
+      );
+      await h.setUserPrivileges(user.id, 1); // lacks UserNormal: banned
+      const banned = await list();
+      assert.equal(banned.statusCode, 401, banned.body);
+      assert.match(String(body(banned).message), /owner is banned/);
+      assert.equal(body(banned).tokens, undefined);
+      await h.setUserPrivileges(user.id, 3);
+      assert.equal((await list()).statusCode, 200);
+    });
+
     it('deletes the bearer token in use; it then identifies nothing', async (t) => {
       const { h, mint, bearer } = await setup(t, dialect);
       const token = await mint('write');
