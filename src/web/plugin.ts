@@ -7,7 +7,7 @@ import formbody from '@fastify/formbody';
 import csrf from '@fastify/csrf-protection';
 import { useDocumentHeaders } from '../http/security-headers.ts';
 import { sendPageError, webRoutes } from './routes.ts';
-import type { WebDeps } from './session.ts';
+import { CSRF_BINDING_KEY, csrfBinding, type WebDeps } from './session.ts';
 import { tokensPageRoutes } from './tokens-page.ts';
 
 /** Routes of another module that are web pages: they get the web's context and session rules. */
@@ -28,7 +28,11 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   };
   useDocumentHeaders(app);
   await app.register(formbody);
-  await app.register(csrf, { cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true } });
+  await app.register(csrf, {
+    cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true },
+    getUserInfo: csrfBinding,
+    csrfOpts: { hmacKey: CSRF_BINDING_KEY },
+  });
   app.setErrorHandler(sendPageError);
   await webRoutes(app, web);
   await tokensPageRoutes(app, web);

@@ -123,9 +123,25 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
   reply.clearCookie(COOKIE_NAME, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
 }
 
+/**
+ * What a CSRF token is bound to besides the `_csrf` cookie's secret: the browser's session cookie, or
+ * `none` before sign-in (the library takes no empty binding). A `_csrf` cookie planted from elsewhere (a sibling subdomain, another port, plain
+ * HTTP) then makes no token that passes on a signed-in user's forms: that needs the session's secret too.
+ */
+export const csrfBinding = (request: FastifyRequest): string => {
+  const session = request.cookies[COOKIE_NAME];
+  return typeof session === 'string' && session !== '' && session.length <= 256 ? `rt:${session}` : 'none';
+};
+
+/**
+ * The key of the HMAC over the binding inside each token. It need not be secret: the binding it covers
+ * is the session's own secret, which an attacker planting a `_csrf` cookie does not know.
+ */
+export const CSRF_BINDING_KEY = 'tokend web forms: CSRF token bound to the session';
+
 /** A CSRF token for this page's forms (its secret lives in the `_csrf` cookie). */
 export const csrfToken = (request: FastifyRequest, reply: FastifyReply): string =>
-  reply.generateCsrf({ secure: isHttps(request) });
+  reply.generateCsrf({ secure: isHttps(request), userInfo: csrfBinding(request) });
 
 /** `next` only ever leads to a path on this server: never another origin, scheme or `//host`. */
 export function localPath(next: unknown): string | undefined {

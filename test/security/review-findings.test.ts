@@ -124,5 +124,47 @@ for (const dialect of DIALECTS) {
       const api = await h.api({ method: 'GET', path: '/tokens', headers: { 'x-ripple-token': 'none' } });
       assert.equal(body(api).code, 401);
     });
+
+    // A second review: the CSRF token was bound to the `_csrf` cookie only, so a `_csrf` cookie and token
+    // taken by an attacker from /login and planted in the victim's browser (a sibling subdomain, another
+    // port, plain HTTP) passed on the victim's signed-in forms. It is now bound to the session too.
+    it("a planted _csrf cookie and its token do not pass on a signed-in user's forms", async (t) => {
+      const h = await build(t, dialect);
+      const victim = await h.createUser();
+      const browser = new InjectBrowser(h.app);
+      await browser.signIn(victim);
+      const attacker = new InjectBrowser(h.app);
+      const attackerToken = csrfOf((await attacker.get('/login')).body);
+      const planted = attacker.cookies.get('_csrf');
+      assert.ok(planted);
+      const count = async () =>
+        (
+          await h.store.db
+            .selectFrom('tokens')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('user_id', '=', victim.id)
+            .where('session', '=', 0)
+            .executeTakeFirstOrThrow()
+        ).n;
+      const tossed = await h.app.inject({
+        method: 'POST',
+        url: '/tokens',
+        headers: FORM,
+        cookies: { rt: browser.cookies.get('rt') ?? '', _csrf: planted },
+        payload: form({ _csrf: attackerToken, description: 'planted' }),
+      });
+      assert.equal(tossed.statusCode, 403, tossed.body);
+      assert.equal(Number(await count()), 0);
+      // The victim's own form still works, and a token from before sign-in does not pass after it.
+      const page = await browser.get('/tokens');
+      const own = await browser.post('/tokens', { _csrf: csrfOf(page.body), description: 'mine' });
+      assert.equal(own.statusCode, 200, own.body);
+      assert.equal(Number(await count()), 1);
+      const late = new InjectBrowser(h.app);
+      const before = csrfOf((await late.get('/login')).body);
+      await late.signIn(victim);
+      const stale = await late.post('/tokens', { _csrf: before, description: 'stale' });
+      assert.equal(stale.statusCode, 403, stale.body);
+    });
   });
 }
