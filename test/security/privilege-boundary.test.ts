@@ -51,11 +51,15 @@ async function apiToken(h: Harness, user: TestUser, privileges = 0, extra: Recor
 }
 
 /** A browser whose `rt` cookie holds `secret` (not made by /login), with a valid CSRF pair. */
+/**
+ * A browser with `secret` in its rt cookie and a CSRF token made for that cookie (the token is bound to
+ * it), so that what refuses its forms is the session rule, not the CSRF check.
+ */
 async function browserWithCookie(h: Harness, secret: string) {
   const browser = new InjectBrowser(h.app);
+  browser.cookies.set('rt', secret);
   const login = await browser.get('/login');
   const csrf = csrfOf(login.body);
-  browser.cookies.set('rt', secret);
   return { browser, csrf };
 }
 
@@ -185,7 +189,10 @@ for (const dialect of DIALECTS) {
       assert.equal(page.statusCode, 200);
       const fields = hiddenFieldsOf(page.body);
       real.cookies.set('rt', weak);
-      const answer = await real.post('/oauth/authorize', { ...fields, decision: 'allow' });
+      // With a CSRF token made for the swapped cookie (the form's own is bound to the session), so that
+      // what refuses it is the session rule.
+      const csrf = csrfOf((await real.get('/login')).body);
+      const answer = await real.post('/oauth/authorize', { ...fields, _csrf: csrf, decision: 'allow' });
       assert.equal(answer.statusCode, 303);
       assert.match(String(answer.headers.location), /^\/login/);
       const codes = await h.store.db.selectFrom('oauth_codes').selectAll().execute();
