@@ -10,8 +10,8 @@
 // Tokens: the source stores the MD5 hex of each secret. It is kept in its legacy form (secret.ts), and
 // the credential lookup replaces it with the SHA-256 hash on the token's first use.
 import type { Store } from '../store/database.ts';
-import type { Selectable } from 'kysely';
-import { MAX_ID, type TokenTable, type UserTable } from '../store/schema.ts';
+import type { ExpressionBuilder, Selectable } from 'kysely';
+import { MAX_ID, type Database, type TokenTable, type UserTable } from '../store/schema.ts';
 import { limit } from '../auth/privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
 import { MAX_USERNAME_LENGTH, usernameProblem, usernameSafe } from '../users/username.ts';
@@ -354,20 +354,14 @@ export async function importRipple(
             .execute()
         ).map((u) => [u.id, Number(u.privileges)]),
       );
-      // One read for both checks: the tokens holding one of these ids or one of these hashes.
+      // One read per table for both checks: the rows holding one of these ids or one of these hashes.
+      const hashes = candidates.map((t) => t.token_hash);
+      const idOrHash = (eb: ExpressionBuilder<Database, 'tokens' | 'ripple_imported_tokens'>) =>
+        eb.or([eb('id', 'in', ids), eb('token_hash', 'in', hashes)]);
       const held = await db
         .selectFrom('tokens')
         .select(['id', 'user_id', 'token_hash'])
-        .where((eb) =>
-          eb.or([
-            eb('id', 'in', ids),
-            eb(
-              'token_hash',
-              'in',
-              candidates.map((t) => t.token_hash),
-            ),
-          ]),
-        )
+        .where(idOrHash)
         .execute();
       const byId = new Map(held.map((t) => [t.id, t.user_id]));
       // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
@@ -375,16 +369,7 @@ export async function importRipple(
       const imported = await db
         .selectFrom('ripple_imported_tokens')
         .select(['id', 'token_hash'])
-        .where((eb) =>
-          eb.or([
-            eb('id', 'in', ids),
-            eb(
-              'token_hash',
-              'in',
-              candidates.map((t) => t.token_hash),
-            ),
-          ]),
-        )
+        .where(idOrHash)
         .execute();
       const importedBefore = new Set(imported.map((t) => t.id));
       const secretImportedAs = new Map(imported.map((t) => [t.token_hash, t.id]));

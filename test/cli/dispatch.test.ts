@@ -189,34 +189,15 @@ describe('tokend: renamed options', { concurrency: 4 }, () => {
       7,
     );
     assert.equal((await h.json(['user', 'create', '--username', 'b', '--password', 'p', '--id', '9'])).id, 9);
-    const both = await h.cli([
-      'user',
-      'create',
-      '--username',
-      'c',
-      '--password',
-      'p',
-      '--id',
-      '3',
-      '--user-id',
-      '4',
-    ]);
-    assert.equal(both.code, 1);
-    assert.match(both.stderr, /give --user-id once \(--id is its older name\)/);
-    const reversed = await h.cli([
-      'user',
-      'create',
-      '--username',
-      'c',
-      '--password',
-      'p',
-      '--user-id',
-      '4',
-      '--id',
-      '3',
-    ]);
-    assert.equal(reversed.code, 1);
-    assert.match(reversed.stderr, /give --user-id once \(--id is its older name\)/);
+    // Both names, in either order.
+    for (const both of [
+      ['--id', '3', '--user-id', '4'],
+      ['--user-id', '4', '--id', '3'],
+    ]) {
+      const r = await h.cli(['user', 'create', '--username', 'c', '--password', 'p', ...both]);
+      assert.equal(r.code, 1, both.join(' '));
+      assert.match(r.stderr, /give --user-id once \(--id is its older name\)/);
+    }
 
     const uri = ['--redirect-uri', 'https://app.example/cb'];
     const one = await h.json(['client', 'create', '--name', 'One', ...uri]);
