@@ -27,13 +27,29 @@ const SECRET_QUERY_PARAMS = new Set([
   'confirm_password',
 ]);
 
-/** A query parameter's name as the query parser reads it: `%74oken` and `tok%65n` are `token`. */
-function decodedName(name: string): string {
+/** A query part as the query parser reads it: `%74oken` and `tok%65n` are `token`. */
+function decoded(part: string): string {
   try {
-    return decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+    return decodeURIComponent(part.replace(/\+/g, ' ')).toLowerCase();
   } catch {
-    return name.toLowerCase();
+    return part.toLowerCase();
   }
+}
+
+/**
+ * Whether a parameter may carry a secret: its name is a secret's (also when only its leading word is,
+ * as in a client's mistaken `token[]=` or `k%00=`), or its value holds a secret parameter of its own (a
+ * query encoded twice: `x=1%26token%3D…`). tokend reads none of the near misses as a credential, but a
+ * client's secret in them must not reach the log either.
+ */
+function mayCarrySecret(name: string, value: string): boolean {
+  const word = /^[a-z_]*/.exec(decoded(name))?.[0] ?? '';
+  if (SECRET_QUERY_PARAMS.has(word)) return true;
+  for (const inner of decoded(value).split(/[&?;]/)) {
+    const eq = inner.indexOf('=');
+    if (eq !== -1 && SECRET_QUERY_PARAMS.has(inner.slice(0, eq).trim())) return true;
+  }
+  return false;
 }
 
 /** The URL with the values of secret-bearing query parameters replaced, whatever the spelling of their names. */
@@ -48,7 +64,8 @@ export function redactUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq === -1 ? pair : pair.slice(0, eq);
-      return SECRET_QUERY_PARAMS.has(decodedName(name)) ? `${name}=[REDACTED]` : pair;
+      const value = eq === -1 ? '' : pair.slice(eq + 1);
+      return mayCarrySecret(name, value) ? `${name}=[REDACTED]` : pair;
     });
   return `${url.slice(0, start + 1)}${pairs.join('&')}${url.slice(end)}`;
 }

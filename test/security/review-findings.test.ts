@@ -17,6 +17,22 @@ describe('redactUrl', () => {
         `/api/v1/ping?a=1&${name}=[REDACTED]#x`,
         name,
       );
+    // A second review: near misses that tokend never reads as credentials still must not log a secret.
+    for (const [name, value] of [
+      ['token%5B%5D', s],
+      ['token[]', s],
+      ['k%00', s],
+      ['TOKEN%20', s],
+      ['x', `1%26token%3D${s}`],
+      ['x', `1%26k=${s}`],
+    ] as const)
+      assert.equal(
+        redactUrl(`/api/v1/ping?a=1&${name}=${value}`),
+        `/api/v1/ping?a=1&${name}=[REDACTED]`,
+        name,
+      );
+    // Names that only start with a secret's letters are not secrets.
+    assert.equal(redactUrl('/x?key=1&kind=2&tokens=3&codes=4'), '/x?key=1&kind=2&tokens=3&codes=4');
     assert.equal(redactUrl('/x?name=value&p=2'), '/x?name=value&p=2');
     assert.equal(redactUrl('/x?%E0%A4%A=1'), '/x?%E0%A4%A=1', 'a name that does not decode stays');
     assert.equal(redactUrl('/no/query'), '/no/query');
