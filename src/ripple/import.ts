@@ -255,14 +255,25 @@ export async function importRipple(
     await reserveIds(db, 'tokens', await source.maxId('tokens'));
   }
 
+  /** A source table page by page in id order; progress is told once a page has been handled. */
+  async function* pagesOf<Row extends { id: SourceCell }>(
+    table: SourceTable,
+    read: (after: number, limit: number) => Promise<Row[]>,
+  ): AsyncGenerator<Row[]> {
+    const total = await source.count(table);
+    let done = 0;
+    for (let after = 0; ;) {
+      const page = await read(after, PAGE_SIZE);
+      if (page.length === 0) return;
+      done += page.length;
+      after = integer(page[page.length - 1]!.id) ?? after;
+      yield page;
+      options.progress?.(table, done, total);
+    }
+  }
+
   // Users.
-  const totalUsers = await source.count('users');
-  let done = 0;
-  for (let after = 0; ;) {
-    const page = await source.users(after, PAGE_SIZE);
-    if (page.length === 0) break;
-    done += page.length;
-    after = integer(page[page.length - 1]!.id) ?? after;
+  for await (const page of pagesOf('users', (after, limit) => source.users(after, limit))) {
     const candidates: UserToImport[] = [];
     for (const row of page) {
       const user = rowToUser(row, options.now);
@@ -326,17 +337,10 @@ export async function importRipple(
       // Written rows are in the database now; only a dry run must remember them.
       if (!options.dryRun) newNames.clear();
     }
-    options.progress?.('users', done, totalUsers);
   }
 
   // Tokens.
-  const totalTokens = await source.count('tokens');
-  done = 0;
-  for (let after = 0; ;) {
-    const page = await source.tokens(after, PAGE_SIZE);
-    if (page.length === 0) break;
-    done += page.length;
-    after = integer(page[page.length - 1]!.id) ?? after;
+  for await (const page of pagesOf('tokens', (after, limit) => source.tokens(after, limit))) {
     const candidates: TokenToImport[] = [];
     for (const row of page) {
       const token = rowToToken(row);
@@ -411,7 +415,6 @@ export async function importRipple(
       summary.tokens.imported += written.length;
       if (!options.dryRun) newHashes.clear();
     }
-    options.progress?.('tokens', done, totalTokens);
   }
   return summary;
 }
