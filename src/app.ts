@@ -20,6 +20,7 @@ import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
+import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { HttpError, apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { presentEnvelope } from './http/presentation.ts';
 import { requestIdFor, requestLogger } from './http/logging.ts';
@@ -74,8 +75,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Fastify accepts a hop count at run time; its types only list the other forms.
     trustProxy: config.trustProxy as false | string[],
     bodyLimit: config.bodyLimit,
-    // Wrong JSON types are refused (400), never coerced: "5" is not an id.
-    ajv: { customOptions: { coerceTypes: false, allErrors: false } },
+    ajv: AJV_OPTIONS,
+    // Each route's validators and serializers are compiled on its first request, not at start-up.
+    schemaController: lazySchemaController,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: false,
     // An incoming X-Request-Id is kept only when short and safe (see requestIdFor); it tags every log line.
