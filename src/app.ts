@@ -1,10 +1,5 @@
 // Builds the Fastify app in a fixed order: external plugins, tokend's services, then routes.
-import Fastify, {
-  type FastifyInstance,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  type RouteOptions,
-} from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { Config } from './config.ts';
 import { openStore, type Store } from './store/database.ts';
@@ -12,7 +7,7 @@ import { PasswordHasher } from './users/passwords.ts';
 import { createLoginLimiter, limiterSettings, type LoginLimiter } from './auth/login-limiter.ts';
 import { LastUsedBatcher } from './auth/last-used.ts';
 import { FixPrivilegesRuns } from './tokens/fix-privileges.ts';
-import { nowSeconds } from './clock.ts';
+import { nowSeconds } from './auth/clock.ts';
 import { tokenRoutes } from './tokens/routes.ts';
 import { pingRoutes } from './users/ping-route.ts';
 import { credentialCore, type CredentialCore } from './auth/credentials.ts';
@@ -21,7 +16,8 @@ import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { loggerOptions } from './http/logging.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
-import { HttpError, apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
+import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
+import { readBodies, readEveryBodyAsJson } from './http/bodies.ts';
 import { presentEnvelope } from './http/presentation.ts';
 import { requestIdFor, requestLogger } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
@@ -37,9 +33,6 @@ import {
   capConnectionsPerAddress,
 } from './http/connections.ts';
 import { redisReadiness } from './health/redis-check.ts';
-
-/** A Content-Type Fastify can read: `type/subtype`, optionally followed by `;` and parameters. */
-const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
 
 export interface Services {
   config: Config;
@@ -133,39 +126,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await services.loginLimiter.close();
   });
 
-  // Empty JSON bodies count as no body; __proto__ and constructor.prototype keys are refused; a body that
-  // is not UTF-8 is refused too, instead of reaching a lookup with its bytes replaced by U+FFFD.
-  app.removeContentTypeParser('application/json');
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
-  /** Reads a body as JSON; `badJson`, when given, replaces the message of a body that is not JSON. */
-  const readJson =
-    (badJson?: string) =>
-    (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
-      // A request no route takes gets its 404 or 405 whatever its body holds.
-      if (request.is404) return done(null, undefined);
-      let text: string;
-      try {
-        text = typeof body === 'string' ? body : utf8.decode(body);
-      } catch {
-        return done(new HttpError(400, 'Bad JSON: the body is not valid UTF-8.'), undefined);
-      }
-      if (text.trim() === '') return done(null, undefined);
-      if (badJson === undefined) return parseJson(request, text, done);
-      parseJson(request, text, (err, parsed) =>
-        err ? done(new HttpError(400, badJson), undefined) : done(null, parsed),
-      );
-    };
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, readJson());
-  // Outside {base_url} (health, metrics, the OAuth endpoints) any other body is a 415, not a string that
-  // then fails the schema. An empty body counts as no body whatever its label (fetch() labels body '' as
-  // text/plain, curl -d '' as a form). The form-based pages register their own, more specific parser for
-  // forms in their contexts; {base_url} reads every body as JSON (below).
-  app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
-    if (body.length === 0 || body.toString('utf8').trim() === '') return done(null, undefined);
-    done(new HttpError(415, 'Unsupported Content-Type: send the body as application/json.'), undefined);
-  });
+  readBodies(app);
 
   await app.register(apiSecurityHeaders);
   await app.register(cookie);
@@ -188,21 +149,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(
     async (api) => {
       api.addHook('onSend', presentEnvelope);
-      // Like the Ripple family's API, {base_url} reads a body as JSON whatever its Content-Type says: absent,
-      // text/plain, a form (curl -d, Python requests' data=) or anything else. A label that is not even a
-      // media type (`json`) is dropped first, or Fastify would refuse it with a 415 before any parser runs.
-      api.addHook('onRequest', (request, _reply, done) => {
-        const label = request.headers['content-type'];
-        if (label !== undefined && !MEDIA_TYPE.test(label)) delete request.raw.headers['content-type'];
-        done();
-      });
-      api.addContentTypeParser(
-        '*',
-        { parseAs: 'buffer' },
-        readJson(
-          'Bad JSON: the body is not valid JSON. The API reads every body as JSON, whatever its Content-Type.',
-        ),
-      );
+      readEveryBodyAsJson(api);
       // A path that exists with other methods is a 405 with Allow; any other is the 404 with X-Real-404.
       const methods = new Set<string>();
       api.addHook('onRoute', (route) => {

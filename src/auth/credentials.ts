@@ -7,7 +7,7 @@
 import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { hotReadAnyOf } from '../store/sql-dialect.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from './clock.ts';
 import { effectivePrivileges } from './privileges.ts';
 import type { Store } from '../store/database.ts';
 import { hashTokenSecret, legacyTokenHash } from './secret.ts';

@@ -2,7 +2,7 @@
 // back channel here, and its consent page, which the web plugin registers among its pages.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
-import { nowSeconds } from '../clock.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import type { WebPages } from '../web/plugin.ts';
 import { sendPageError } from '../web/routes.ts';
 import { errorPage, sendPage } from '../web/pages.ts';

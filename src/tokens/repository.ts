@@ -1,5 +1,5 @@
 // Tokens: plain functions over the database handle or a transaction.
-import { nowSeconds } from '../clock.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { greatest, insertReturningId } from '../store/sql-dialect.ts';

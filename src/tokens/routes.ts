@@ -1,6 +1,6 @@
 // The token operations of the v1 API, at their paths under {base_url}/v1. Their schemas are in schemas.ts;
 // the handlers' requests are typed from them.
-import { nowSeconds } from '../clock.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import type {
   ContextConfigDefault,
   FastifyInstance,

@@ -6,7 +6,7 @@ import type { PasswordHasher } from '../users/passwords.ts';
 import type { LoginLimiter } from '../auth/login-limiter.ts';
 import { checkPasswordLogin } from '../auth/password-login.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
-import { nowSeconds } from '../clock.ts';
+import { nowSeconds } from '../auth/clock.ts';
 
 export interface LoginInput {
   username: string | undefined;

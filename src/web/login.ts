@@ -2,7 +2,7 @@
 // session whose secret becomes the `rt` cookie.
 import { checkPasswordLogin } from '../auth/password-login.ts';
 import { startSession } from '../auth/sessions.ts';
-import { nowSeconds } from '../clock.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import type { WebDeps } from './session.ts';
 
 export type WebLoginResult =

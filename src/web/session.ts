@@ -2,7 +2,7 @@
 // reading the signed-in user from it, and sudo mode's password confirmation.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COOKIE_NAME } from '../http/credentials.ts';
-import { nowSeconds } from '../clock.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import type { CredentialCore } from '../auth/credentials.ts';
 import { checkPasswordLogin, type PasswordLoginDeps } from '../auth/password-login.ts';
 import { inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';

@@ -27,7 +27,7 @@ import {
   listPublicTokens,
   type ListedToken,
 } from '../tokens/repository.ts';
-import { nowSeconds } from '../clock.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';

@@ -9,7 +9,7 @@ import { buildApp, type BuildOptions } from '../../src/app.ts';
 import { openStore, type Dialect, type Store } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { insertToken } from '../../src/tokens/repository.ts';
 import { hashTokenSecret, newTokenSecret } from '../../src/auth/secret.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { createClient } from '../../src/oauth/clients.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import type { Harness } from './app.ts';
 import { FORM, form, hiddenFieldsOf, type InjectBrowser } from './inject-browser.ts';
 

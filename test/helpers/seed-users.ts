@@ -4,7 +4,7 @@ import type { DatabaseConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { CURRENT_PASSWORD_VERSION, PasswordHasher } from '../../src/users/passwords.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 export interface SeedUser {
   id: number;

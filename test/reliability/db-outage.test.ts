@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import { mintToken } from '../../src/auth/mint.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { TcpProxy } from '../helpers/real-server.ts';
 import { eventually, within } from '../helpers/waiting.ts';
 import { seedUsers } from '../helpers/seed-users.ts';

@@ -7,7 +7,7 @@ import { build, body, type Harness } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 /** Users whose stored hash has cost 12 (~0.25 s a check), so that checks certainly overlap. */
 async function slowUsers(h: Harness, count: number, password: string): Promise<number[]> {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';
 import { mintToken } from '../../src/auth/mint.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
 import { within, eventually, sleep } from '../helpers/waiting.ts';
 import { seedUsers } from '../helpers/seed-users.ts';

@@ -10,7 +10,7 @@ import { openStore, type Store } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { mintToken } from '../../src/auth/mint.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { TokenPrivilege as T, UserPrivilege as U } from '../../src/auth/privileges.ts';
 import { request, startTokend } from '../helpers/real-server.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';

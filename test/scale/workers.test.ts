@@ -6,7 +6,7 @@ import { createTestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { request, startTokend, type TokendProcess } from '../helpers/real-server.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });

@@ -10,7 +10,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { pkcePair, registerClient, type TestClient } from '../helpers/oauth.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 

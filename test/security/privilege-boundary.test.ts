@@ -16,7 +16,7 @@ import {
   type TestClient,
 } from '../helpers/oauth.ts';
 import { UserPrivilege as U } from '../../src/auth/privileges.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { startSession } from '../../src/auth/sessions.ts';
 import { buildApp } from '../../src/app.ts';

@@ -11,7 +11,7 @@ import { build, body } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
 import { md5Hex } from '../../src/users/passwords.ts';
 import { issueTokenPair } from '../../src/oauth/issue.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { form, FORM } from '../helpers/inject-browser.ts';
 import { registerClient } from '../helpers/oauth.ts';
 import { createTestDatabase } from '../helpers/databases.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { mintToken } from '../../src/auth/mint.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';

@@ -6,7 +6,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness, type TestUser } from '../helpers/app.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { countLiveApiTokens } from '../../src/auth/mint.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 const create = (h: Harness, user: TestUser, password = user.password) =>
   h.api({ method: 'POST', path: '/tokens', payload: { username: user.username, password } });

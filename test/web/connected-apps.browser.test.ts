@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { build } from '../helpers/app.ts';
 import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
 import { authorizeUrl, exchangeCode, pkcePair, registerClient } from '../helpers/oauth.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 describe('connected applications in a real browser [sqlite]', () => {
   it(

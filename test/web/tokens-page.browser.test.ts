@@ -14,7 +14,7 @@ import {
   skipWithoutChromium,
 } from '../helpers/browser.ts';
 import { TokenPrivilege } from '../../src/auth/privileges.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 /** Problems the page reports to the console (a CSP violation, a script error). */
 function watchConsole(page: Page): string[] {

@@ -5,7 +5,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, FORM, csrfOf } from '../helpers/inject-browser.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
-import { nowSeconds } from '../../src/clock.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 async function signedIn(h: Harness, privileges?: number) {
   const user = await h.createUser(privileges === undefined ? {} : { privileges });

@@ -13,7 +13,7 @@ import { issueAccessToken } from '../../oauth/issue.ts';
 import { formatScope, parseScope, SCOPE_NAMES } from '../../oauth/scopes.ts';
 import { newOAuthSecret, sha256Hex } from '../../oauth/secrets.ts';
 import { rfc3339 } from '../../auth/credentials.ts';
-import { nowSeconds } from '../../clock.ts';
+import { nowSeconds } from '../../auth/clock.ts';
 import type { Store } from '../../store/database.ts';
 import { CliError, type GroupCommand, type LeafCommand } from '../command.ts';
 import { table } from '../format.ts';

@@ -1,6 +1,6 @@
 // tokend import-ripple: brings the users and tokens of a Ripple or Akatsuki database (MySQL/MariaDB)
 // into DATABASE_URL, keeping ids, passwords and token secrets working.
-import { nowSeconds } from '../../clock.ts';
+import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type LeafCommand } from '../command.ts';
 
 /** Skipped rows listed in the text output; --json lists them all. */

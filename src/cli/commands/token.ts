@@ -4,7 +4,7 @@ import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../../tokens/repository.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
-import { nowSeconds } from '../../clock.ts';
+import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import { table } from '../format.ts';
 import { requireUser } from '../lookup.ts';

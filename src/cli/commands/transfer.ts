@@ -1,6 +1,6 @@
 // tokend export / tokend import: move users, tokens and OAuth clients between databases (e.g. from
 // SQLite to PostgreSQL) as JSON Lines. Only hashes are stored, so the file holds no secret in clear.
-import { nowSeconds } from '../../clock.ts';
+import { nowSeconds } from '../../auth/clock.ts';
 import { createReadStream, createWriteStream, statSync, type ReadStream, type WriteStream } from 'node:fs';
 import { once, type EventEmitter } from 'node:events';
 import { dirname, resolve } from 'node:path';

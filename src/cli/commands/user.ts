@@ -11,7 +11,7 @@ import {
   setUserPrivileges,
   type UserRow,
 } from '../../users/repository.ts';
-import { nowSeconds } from '../../clock.ts';
+import { nowSeconds } from '../../auth/clock.ts';
 import { usernameProblem } from '../../users/username.ts';
 import { changePassword, signOutEverywhere } from '../../auth/revocation.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
