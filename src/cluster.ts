@@ -5,7 +5,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.ts';
 import { migrateDatabase } from './store/database.ts';
-import { RateLimiterClusterMaster } from './auth/login-limiter.ts';
 
 /** Longest the primary waits for its workers to drain (a worker gives itself 10 s). */
 const DRAIN_DEADLINE_MS = 15_000;
@@ -50,7 +49,8 @@ export async function runPrimary(config: Config): Promise<void> {
   // Migrate once here, so N workers do not all queue on the migration lock (they would be safe anyway).
   await migrateDatabase(config.database, { timeoutMs: config.dbTimeoutMs });
 
-  // Holds the login limiter that workers consult over IPC (RateLimiterCluster in src/auth/login-limiter.ts).
+  // Holds the login limiter that workers consult over IPC (RateLimiterCluster in src/auth/login-counters.ts).
+  const { RateLimiterClusterMaster } = await import('./auth/login-counters.ts');
   new RateLimiterClusterMaster();
 
   let shuttingDown = false;

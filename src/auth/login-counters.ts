@@ -1,0 +1,137 @@
+// The counting stores behind the login limits (login-limiter.ts), the only module that loads
+// rate-limiter-flexible: loaded with a server's first login attempt, and by the node:cluster primary.
+// - shared (REDIS_URL): in Redis; while Redis is unreachable, each instance counts on its own (the
+//   insurance limiter), so limiting degrades to per instance and never turns off.
+// - node:cluster worker (WORKERS > 1): in the primary process, shared by every worker on the machine.
+// - otherwise: in this process's memory.
+import cluster from 'node:cluster';
+import {
+  RateLimiterCluster,
+  RateLimiterClusterMaster,
+  RateLimiterCompatibleAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import type { RedisLink } from '../redis.ts';
+
+/** The primary's side of RateLimiterCluster: it keeps the workers' counts (src/cluster.ts). */
+export { RateLimiterClusterMaster };
+
+/** How long a worker waits for the primary's answer before the attempt fails (500, never unlimited). */
+const CLUSTER_TIMEOUT_MS = 2000;
+
+export interface CounterSpec {
+  /** Names the count in every store (and in the cluster primary, which keeps one limiter per name). */
+  prefix: string;
+  points: number;
+  durationS: number;
+  /** Count in Redis, over this link, under keyPrefix + prefix. */
+  shared: { link: RedisLink; keyPrefix: string } | undefined;
+}
+
+/** One counted attempt. `fallback`: the count was the insurance limiter's, because Redis did not answer. */
+export interface Counted {
+  allowed: boolean;
+  msBeforeNext: number;
+  fallback: boolean;
+}
+
+export interface Counter {
+  /** Counts one attempt under `key`. Rejects only when no store could count it. */
+  count(key: string): Promise<Counted>;
+}
+
+/**
+ * Wraps the per-instance limiter that stands in while Redis is away, and remembers which results it
+ * produced, so that a fallback answer can be told from a shared one.
+ */
+class InsuranceLimiter extends RateLimiterCompatibleAbstract {
+  override readonly keyPrefix: string;
+  override blockDuration = 0;
+  override execEvenly = false;
+  private readonly inner: RateLimiterAbstract;
+  private readonly produced = new WeakSet<RateLimiterRes>();
+  constructor(inner: RateLimiterAbstract) {
+    super();
+    this.inner = inner;
+    this.keyPrefix = inner.keyPrefix;
+  }
+  isFrom(res: RateLimiterRes): boolean {
+    return this.produced.has(res);
+  }
+  private tag<T>(promise: Promise<T>): Promise<T> {
+    return promise.then(
+      (res) => {
+        if (res instanceof RateLimiterRes) this.produced.add(res);
+        return res;
+      },
+      (rejection: unknown) => {
+        if (rejection instanceof RateLimiterRes) this.produced.add(rejection);
+        throw rejection;
+      },
+    );
+  }
+  override consume(key: string | number, points?: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.consume(key, points, options));
+  }
+  override penalty(key: string | number, points?: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.penalty(key, points, options));
+  }
+  override reward(key: string | number, points?: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.reward(key, points, options));
+  }
+  override get(key: string | number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.get(key, options));
+  }
+  override set(key: string | number, points: number, secDuration: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.set(key, points, secDuration, options));
+  }
+  override block(key: string | number, secDuration: number, options?: Record<string, unknown>) {
+    return this.tag(this.inner.block(key, secDuration, options));
+  }
+  override delete(key: string | number, options?: Record<string, unknown>) {
+    return this.inner.delete(key, options);
+  }
+}
+
+/** This process's own count: through the cluster primary in a worker, in memory otherwise. */
+function localLimiter(keyPrefix: string, points: number, durationS: number): RateLimiterAbstract {
+  const options = { keyPrefix, points, duration: durationS };
+  if (cluster.isWorker) return new RateLimiterCluster({ ...options, timeoutMs: CLUSTER_TIMEOUT_MS });
+  return new RateLimiterMemory(options);
+}
+
+export function makeCounter({ prefix, points, durationS, shared }: CounterSpec): Counter {
+  const local = localLimiter(prefix, points, durationS);
+  let limiter: RateLimiterAbstract | RateLimiterCompatibleAbstract = local;
+  let isFallback = (_res: RateLimiterRes) => false;
+  if (shared) {
+    const insurance = new InsuranceLimiter(local);
+    limiter = new RateLimiterRedis({
+      storeClient: shared.link.client,
+      keyPrefix: `${shared.keyPrefix}${prefix}`,
+      points,
+      duration: durationS,
+      // While the link is down, go straight to the insurance limiter instead of waiting for an error.
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: insurance,
+    });
+    isFallback = (res) => insurance.isFrom(res);
+  }
+  return {
+    async count(key) {
+      let res: RateLimiterRes;
+      let allowed = true;
+      try {
+        res = await limiter.consume(key);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        res = rejection;
+        allowed = false;
+      }
+      return { allowed, msBeforeNext: res.msBeforeNext, fallback: isFallback(res) };
+    },
+  };
+}
