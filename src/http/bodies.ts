@@ -36,13 +36,22 @@ export function readBodies(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonReader(app));
   // Outside {base_url} (health, metrics, the OAuth endpoints) any other body is a 415, not a string that
-  // then fails the schema. An empty body counts as no body whatever its label (fetch() labels body '' as
-  // text/plain, curl -d '' as a form). The form-based pages register their own, more specific parser for
-  // forms in their contexts; {base_url} reads every body as JSON (readEveryBodyAsJson).
+  // then fails the schema. The form-based pages and the OAuth back channel register their own, more
+  // specific parser for forms in their contexts; {base_url} reads every body as JSON (readEveryBodyAsJson).
   app.removeContentTypeParser('text/plain');
+  refuseOtherBodies(app, 'application/json');
+}
+
+/**
+ * In this context, a non-empty body of a type no parser takes is a 415 that names the type to send. An
+ * empty body counts as no body whatever its label (fetch() labels body '' as text/plain, curl -d '' as a
+ * form).
+ */
+export function refuseOtherBodies(app: FastifyInstance, expected: string): void {
+  const refusal = `Unsupported Content-Type: send the body as ${expected}.`;
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
     if (body.length === 0 || body.toString('utf8').trim() === '') return done(null, undefined);
-    done(new HttpError(415, 'Unsupported Content-Type: send the body as application/json.'), undefined);
+    done(new HttpError(415, refusal), undefined);
   });
 }
 

@@ -2,6 +2,7 @@
 // back channel here, and its consent page, which the web plugin registers among its pages.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
+import { refuseOtherBodies } from '../http/bodies.ts';
 import { nowSeconds } from '../auth/clock.ts';
 import type { WebPages } from '../web/plugin.ts';
 import { sendPageError } from '../web/routes.ts';
@@ -29,8 +30,9 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
     metadataEndpoint(app.tokend.config.publicUrl),
   );
   await app.register(async (backChannel) => {
-    // Clients send these endpoints forms (RFC 6749 §4.1.3).
+    // Clients send these endpoints forms (RFC 6749 §4.1.3), and any other body is refused as one.
     await backChannel.register(formbody);
+    refuseOtherBodies(backChannel, 'application/x-www-form-urlencoded (RFC 6749)');
     backChannel.setErrorHandler(sendOAuthError);
     backChannel.post(
       '/oauth/token',

@@ -297,6 +297,17 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(json.statusCode, 400);
       assert.equal(body(json).error, 'invalid_request');
+      // The refusal names the body the endpoint takes: a form, not JSON.
+      assert.match(String(body(json).error_description), /application\/x-www-form-urlencoded/);
+      const text = await h.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': 'text/plain' },
+        payload: 'grant_type=password',
+      });
+      assert.equal(text.statusCode, 400);
+      assert.equal(body(text).error, 'invalid_request');
+      assert.match(String(body(text).error_description), /application\/x-www-form-urlencoded/);
       const repeated = await h.app.inject({
         method: 'POST',
         url: '/oauth/token',
