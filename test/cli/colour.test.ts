@@ -5,13 +5,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import * as registry from '../../src/cli/commands/index.ts';
-import type { Command } from '../../src/cli/command.ts';
+import { allCommands } from '../../src/cli/commands/index.ts';
 import { runCli } from '../../src/cli/run.ts';
 import { wantsColour } from '../../src/cli/format.ts';
 
 const ESC = '\u001b[';
-const commands = Object.values(registry) as Command[];
+const commands = await allCommands();
 
 async function runInProcess(args: string[], isTTY: boolean, env: Record<string, string | undefined>) {
   let stdout = '';

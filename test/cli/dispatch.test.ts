@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as registry from '../../src/cli/commands/index.ts';
+import { COMMAND_NAMES, allCommands, commandsFor } from '../../src/cli/commands/index.ts';
 import { isGroup, type Command, type LeafCommand } from '../../src/cli/command.ts';
 import { parseTokenPrivileges, parseUserPrivileges } from '../../src/cli/privilege-option.ts';
 import { isBanned, limit, tokenPrivilegeNames } from '../../src/auth/privileges.ts';
@@ -21,7 +21,7 @@ function leaves(commands: Command[], prefix: string[] = []): Array<[string[], Le
     isGroup(c) ? leaves(c.subcommands, [...prefix, c.name]) : [[[...prefix, c.name], c]],
   );
 }
-const COMMANDS = Object.values(registry) as Command[];
+const COMMANDS = await allCommands();
 const LEAVES = leaves(COMMANDS);
 const GROUPS = COMMANDS.filter(isGroup);
 
@@ -31,6 +31,27 @@ function scratchDb(t: { after(fn: () => void): void }): string {
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return `sqlite:${join(dir, 'tokend.db')}`;
 }
+
+describe('the command registry', () => {
+  it('a command line that names a command loads that command alone; anything else loads every command', async () => {
+    for (const name of COMMAND_NAMES) {
+      const loaded = await commandsFor([name, '--help']);
+      assert.deepEqual(
+        loaded.map((c) => c.name),
+        [name],
+        `the registry's word ${name} loads the command of that name`,
+      );
+    }
+    const every = COMMANDS.map((c) => c.name);
+    assert.deepEqual([...every].sort(), [...COMMAND_NAMES].sort());
+    for (const argv of [[], ['help', 'user'], ['--version'], ['sreve']])
+      assert.deepEqual(
+        (await commandsFor(argv)).map((c) => c.name),
+        every,
+        JSON.stringify(argv),
+      );
+  });
+});
 
 describe('tokend: help', { concurrency: 4 }, () => {
   it('tokend --help lists every documented command', async () => {
