@@ -1,7 +1,7 @@
 // The one place where credentials that the tokens table holds are made: API tokens (their privileges are
 // limit(requested, owner's current privileges), read here, never taken from the caller) and web sessions
 // (private, no privileges). No other module inserts into the tokens table.
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';
