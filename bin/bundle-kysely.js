@@ -12,15 +12,22 @@
 // checks that each file exports what its entry point exports and was built from the installed version.
 // Plain JavaScript: npm may run it with an older Node than tokend's.
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'vendor', 'kysely');
 
-/** Output file (without .js) → the package entry point it is built from. Keep in step with package.json. */
-const ENTRY_POINTS = { index: 'kysely', migration: 'kysely/migration' };
+/**
+ * Output file (without .js) → the package entry point it is built from, read from package.json's
+ * "imports": `#kysely` → ./vendor/kysely/index.js is built from `kysely`, and so on.
+ */
+const ENTRY_POINTS = Object.fromEntries(
+  Object.entries(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).imports ?? {})
+    .filter(([alias]) => alias === '#kysely' || alias.startsWith('#kysely/'))
+    .map(([alias, target]) => [basename(target, '.js'), alias.slice(1)]),
+);
 
 function readPackage(folder) {
   try {
@@ -39,8 +46,8 @@ const entryPoints = Object.fromEntries(
 );
 // The package root: the nearest folder above the main entry point holding kysely's package.json.
 let dir = dirname(entryPoints.index);
-while (!readPackage(dir)) dir = dirname(dir);
-const { version } = readPackage(dir);
+while (!readPackage(dir) && dirname(dir) !== dir) dir = dirname(dir);
+const { version } = readPackage(dir) ?? { version: 'unknown' };
 
 // The files' first line starts so, then names the version (test/unit/kysely-bundle.test.ts reads it).
 const BANNER_PREFIX = '// kysely@';
