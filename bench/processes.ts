@@ -72,6 +72,8 @@ export interface StartOptions {
   readyPath: string;
   nodeOptions?: string[];
   timeoutMs?: number;
+  /** The directory node runs in (args are relative to it); the project's root by default. */
+  cwd?: string;
 }
 
 /** Spawns `node ARGS` with PORT set and waits until readyPath answers; the start time includes node's own. */
@@ -79,7 +81,7 @@ export async function startServer(options: StartOptions): Promise<Server> {
   const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...options.args], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

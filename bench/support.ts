@@ -149,7 +149,7 @@ export const readHeaders = readHeadersOf(1)[0]!;
 export const listingHeaders = { 'x-ripple-token': benchSecret(hotTokenId(0)) };
 
 /** Scenario 1's load: `GET /tokens/self`, a seeded token per connection. */
-export const readSpec = (opts: Options) => ({
+export const readSpec = (opts: Pick<Options, 'connections'>) => ({
   path: SELF_PATH,
   connectionHeaders: readHeadersOf(opts.connections),
   connections: opts.connections,
@@ -187,7 +187,7 @@ export async function expectStatus(
 // ---------------------------------------------------------------- the servers
 
 export function tokendEnv(
-  database: TestDatabase,
+  database: Pick<TestDatabase, 'url'>,
   extra: Record<string, string> = {},
 ): Record<string, string> {
   return {
