@@ -8,11 +8,16 @@
 //   node bench/seed.ts --database-url postgres://postgres@127.0.0.1:5432/tokend_ab
 //   node bench/compare.ts --database-url postgres://postgres@127.0.0.1:5432/tokend_ab \
 //     --rounds 16 --seconds 3 /path/to/checkout-a /path/to/checkout-b
-import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { alternate, loadWithCpu, warmUp, type LoadResult } from './load.ts';
-import { cpuSecondsOf, startServer, type Server } from './processes.ts';
+import {
+  cpuSecondsOf,
+  involuntarySwitchesOf,
+  processesNamed,
+  startServer,
+  type Server,
+} from './processes.ts';
 import { SELF_PATH, fmt, median, readSpec, tokendEnv } from './support.ts';
 
 const USAGE =
@@ -37,11 +42,9 @@ interface Round {
 /** CPU seconds of every process whose name is one of `names` (all of a database server's processes). */
 function cpuSecondsOfProcesses(names: readonly string[]): number {
   let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const pid of processesNamed(names)) {
     try {
-      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-      if (names.includes(comm)) total += cpuSecondsOf(Number(entry));
+      total += cpuSecondsOf(pid);
     } catch {
       // the process ended meanwhile
     }
@@ -49,13 +52,10 @@ function cpuSecondsOfProcesses(names: readonly string[]): number {
   return total;
 }
 
-const involuntarySwitches = (pid: number): number =>
-  Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-
 async function measure(server: Server, seconds: number, connections: number, dbNames: string[]) {
   const pid = server.child.pid ?? -1;
   const db0 = cpuSecondsOfProcesses(dbNames);
-  const switches0 = involuntarySwitches(pid);
+  const switches0 = involuntarySwitchesOf(pid);
   const load = await loadWithCpu({ ...readSpec({ connections }), port: server.port, seconds }, () =>
     cpuSecondsOf(pid, true),
   );
@@ -63,7 +63,7 @@ async function measure(server: Server, seconds: number, connections: number, dbN
   return {
     load,
     dbUs: ((cpuSecondsOfProcesses(dbNames) - db0) * 1e6) / requests,
-    preempted: (involuntarySwitches(pid) - switches0) / requests,
+    preempted: (involuntarySwitchesOf(pid) - switches0) / requests,
   } satisfies Round;
 }
 

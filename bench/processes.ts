@@ -136,35 +136,47 @@ export async function waitForOutput(server: Server, test: (output: string) => bo
   }
 }
 
-function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+/** A numeric field of /proc/PID/status (kB fields in kB). */
+function statusField(pid: number, field: 'VmRSS' | 'VmHWM' | 'nonvoluntary_ctxt_switches'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+  const match = new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status);
   if (!match) throw new Error(`no ${field} for process ${pid}`);
-  return Number(match[1]) * 1024;
+  return Number(match[1]);
 }
 
 /** Resident set size of a process, in bytes. */
-export const rssOf = (pid: number): number => statusField(pid, 'VmRSS');
+export const rssOf = (pid: number): number => statusField(pid, 'VmRSS') * 1024;
 /** Peak resident set size since start or since the last resetPeakRss. */
-export const peakRssOf = (pid: number): number => statusField(pid, 'VmHWM');
+export const peakRssOf = (pid: number): number => statusField(pid, 'VmHWM') * 1024;
+/** How many times the kernel has taken the core from a process that could have gone on running. */
+export const involuntarySwitchesOf = (pid: number): number => statusField(pid, 'nonvoluntary_ctxt_switches');
 /** Resets the kernel's peak-RSS mark of a process (Linux: clear_refs 5). */
 export const resetPeakRss = (pid: number): void => writeFileSync(`/proc/${pid}/clear_refs`, '5');
 
-/** Direct child processes of pid (cluster workers). */
-export function childrenOf(pid: number): number[] {
+/** The ids of the running processes for which `test(pid)` holds (a process that ends meanwhile is left out). */
+function processesWhere(test: (pid: number) => boolean): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
+      if (test(Number(entry))) out.push(Number(entry));
     } catch {
       // the process ended while we looked
     }
   }
   return out;
 }
+
+/** Direct child processes of pid (cluster workers). */
+export const childrenOf = (pid: number): number[] =>
+  processesWhere((entry) => {
+    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+  });
+
+/** Processes whose command name is one of `names` (e.g. every process of a database server). */
+export const processesNamed = (names: readonly string[]): number[] =>
+  processesWhere((entry) => names.includes(readFileSync(`/proc/${entry}/comm`, 'utf8').trim()));
 
 const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux build that matters
 
