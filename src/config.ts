@@ -33,7 +33,7 @@ export interface Config {
   passwordQueueMax: number;
   lastUsedFlushMs: number;
   bodyLimit: number;
-  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
+  /** GET /metrics requires `Authorization: Bearer <metricsToken>`; unset, /metrics is off (404). */
   metricsToken: string | undefined;
   /** How often expired tokens are deleted (seconds). */
   tokenSweepIntervalS: number;
@@ -146,7 +146,7 @@ function parseMetricsToken(raw: string | undefined): string | undefined {
   if (!/^[\x21-\x7e]{16,}$/.test(raw))
     throw new ConfigError(
       'METRICS_TOKEN',
-      'expected at least 16 printable characters without spaces (or leave it unset for open metrics)',
+      'expected at least 16 printable characters without spaces (or leave it unset: /metrics is then off)',
     );
   return raw;
 }
