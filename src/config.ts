@@ -5,7 +5,10 @@ import { MAX_HOPS, NAMED_RANGES, trustEntryProblem, trustFunction } from './http
 export type DatabaseConfig =
   { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
 
-/** false: the socket's address; a hop count; or the proxies to trust (addresses, CIDRs, loopback…). src/http/trust-proxy.ts says what each trusts. */
+/**
+ * false: the socket's address; a hop count; or the proxies to trust (addresses, CIDRs, loopback…).
+ * What each form trusts: src/http/trust-proxy.ts.
+ */
 export type TrustProxy = false | number | string[];
 
 export interface Config {
