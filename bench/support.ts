@@ -186,6 +186,9 @@ export async function expectStatus(
 
 // ---------------------------------------------------------------- the servers
 
+/** The METRICS_TOKEN of the bench's tokend (/metrics is off without one); scenario 4 scrapes with it. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
 export function tokendEnv(
   database: Pick<TestDatabase, 'url'>,
   extra: Record<string, string> = {},
@@ -202,6 +205,7 @@ export function tokendEnv(
     // the baseline has no such limit either.
     MAX_REQUESTS_PER_SOCKET: '0',
     WORKERS: '1',
+    METRICS_TOKEN: BENCH_METRICS_TOKEN,
     ...extra,
   };
 }

@@ -33,6 +33,7 @@ import {
   capConnectionsPerAddress,
 } from './http/connections.ts';
 import { redisReadiness } from './health/redis-check.ts';
+import { trustFunction } from './http/trust-proxy.ts';
 
 export interface Services {
   config: Config;
@@ -65,8 +66,9 @@ export interface BuildOptions {
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
-    // Fastify accepts a hop count at run time; its types only list the other forms.
-    trustProxy: config.trustProxy as false | string[],
+    // Whose X-Forwarded-For/-Proto/-Host count: a function for every TRUST_PROXY form (a bare number
+    // would make Fastify trust no proxy at all).
+    trustProxy: trustFunction(config.trustProxy),
     bodyLimit: config.bodyLimit,
     ajv: AJV_OPTIONS,
     // Each route's validators and serializers are compiled on its first request, not at start-up.

@@ -1,10 +1,14 @@
 // Environment → typed, validated configuration. Every bad value is reported with the variable's name.
 import { availableParallelism } from 'node:os';
+import { MAX_HOPS, NAMED_RANGES, trustEntryProblem, trustFunction } from './http/trust-proxy.ts';
 
 export type DatabaseConfig =
   { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
 
-/** false: the socket's address; a hop count; or the proxies to trust (addresses, CIDRs, loopback…). */
+/**
+ * false: the socket's address; a hop count; or the proxies to trust (addresses, CIDRs, loopback…).
+ * What each form trusts: src/http/trust-proxy.ts.
+ */
 export type TrustProxy = false | number | string[];
 
 export interface Config {
@@ -32,7 +36,7 @@ export interface Config {
   passwordQueueMax: number;
   lastUsedFlushMs: number;
   bodyLimit: number;
-  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
+  /** GET /metrics requires `Authorization: Bearer <metricsToken>`; unset, /metrics is off (404). */
   metricsToken: string | undefined;
   /** How often expired tokens are deleted (seconds). */
   tokenSweepIntervalS: number;
@@ -101,6 +105,10 @@ export function parseDatabaseUrl(raw: string): DatabaseConfig {
   );
 }
 
+const TRUST_PROXY_FORMS =
+  `false, a hop count (1 to ${MAX_HOPS}: the number of proxies in front of tokend), or a comma-separated ` +
+  `list of the proxies' addresses/CIDRs and ${NAMED_RANGES.join('/')} (e.g. 10.0.0.0/8 or loopback)`;
+
 function parseTrustProxy(raw: string | undefined): TrustProxy {
   if (raw === undefined) return false;
   const v = raw.trim().toLowerCase();
@@ -111,17 +119,28 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
       `${JSON.stringify(raw)} would trust every X-Forwarded-For, letting any client choose its address; ` +
         "give the number of proxies in front of tokend (e.g. 1), loopback, or the proxies' addresses/CIDRs",
     );
-  if (/^\d+$/.test(v)) return Number(v);
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v);
+    if (hops > MAX_HOPS)
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `${JSON.stringify(raw)} is more proxies than any real chain has, and would let clients choose ` +
+          `their own address; expected ${TRUST_PROXY_FORMS}`,
+      );
+    return hops;
+  }
   const list = v.split(',').map((s) => s.trim());
-  if (
-    list.some(
-      (s) => !/^[0-9a-f.:/]+$/.test(s) && s !== 'loopback' && s !== 'linklocal' && s !== 'uniquelocal',
-    )
-  )
-    throw new ConfigError(
-      'TRUST_PROXY',
-      `expected false, a hop count, loopback, or a comma-separated list of proxy addresses/CIDRs; got ${JSON.stringify(raw)}`,
-    );
+  for (const entry of list) {
+    const problem = trustEntryProblem(entry);
+    if (problem !== undefined)
+      throw new ConfigError('TRUST_PROXY', `${problem}; expected ${TRUST_PROXY_FORMS}`);
+  }
+  // The library that reads them must take them too (it refuses what the check above may have missed).
+  try {
+    trustFunction(list);
+  } catch (err) {
+    throw new ConfigError('TRUST_PROXY', `${(err as Error).message}; expected ${TRUST_PROXY_FORMS}`);
+  }
   return list;
 }
 
@@ -130,7 +149,7 @@ function parseMetricsToken(raw: string | undefined): string | undefined {
   if (!/^[\x21-\x7e]{16,}$/.test(raw))
     throw new ConfigError(
       'METRICS_TOKEN',
-      'expected at least 16 printable characters without spaces (or leave it unset for open metrics)',
+      'expected at least 16 printable characters without spaces (or leave it unset: /metrics is then off)',
     );
   return raw;
 }

@@ -2,6 +2,7 @@
 // TOKENS_PER_USER_MAX tokens, against its first page. Targets: req/s last page / first page ≥ 0.5, and
 // no hold of tokend's event loop over 50 ms meanwhile.
 import {
+  BENCH_METRICS_TOKEN,
   LIST_PATH,
   check,
   compareLoads,
@@ -18,7 +19,8 @@ const TARGET_HELD_MS = 50;
 
 /** tokend's longest event-loop hold since the last scrape (ms), from its metrics; the scrape resets it. */
 async function loopDelayMaxMs(port: number): Promise<number> {
-  const text = (await expectStatus(port, '/metrics', {})).body;
+  const headers = { authorization: `Bearer ${BENCH_METRICS_TOKEN}` };
+  const text = (await expectStatus(port, '/metrics', { headers })).body;
   const m = /^tokend_event_loop_delay_max_seconds (\S+)$/m.exec(text);
   if (!m?.[1]) throw new Error('tokend_event_loop_delay_max_seconds is missing from /metrics');
   return Number(m[1]) * 1000;

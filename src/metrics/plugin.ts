@@ -8,7 +8,7 @@ import type { TokendMetrics } from './metrics.ts';
 
 export interface MetricsOptions {
   metrics: TokendMetrics;
-  /** When set, scrapes must send `Authorization: Bearer <token>`. */
+  /** METRICS_TOKEN: scrapes must send `Authorization: Bearer <token>`; unset, /metrics is off (404). */
   token: string | undefined;
 }
 
@@ -27,7 +27,7 @@ const metricsSchema = {
   description:
     'Request counts and latencies by route and code, tokens created, login attempts by outcome, ' +
     'fix_privileges runs, last_updated batch sizes, database pool use. ' +
-    'Needs `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set.',
+    'Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN it is off and answers 404.',
   response: {
     200: {
       description: 'Prometheus text exposition format',
@@ -52,13 +52,23 @@ export const requestMetrics = fp<Pick<MetricsOptions, 'metrics'>>(
   { name: 'tokend-request-metrics' },
 );
 
-/** GET /metrics. */
+/**
+ * GET /metrics. The figures show login outcomes as they happen, so they are never public: only a scrape
+ * that presents METRICS_TOKEN gets them, and without METRICS_TOKEN the route answers 404 saying how to
+ * turn it on.
+ */
 export const metricsPlugin = fp<MetricsOptions>(
   async (app, { metrics, token }) => {
     const expected = token === undefined ? undefined : digest(token);
     app.addHook('onClose', async () => metrics.close());
     app.get('/metrics', { schema: metricsSchema }, async (request, reply) => {
-      if (expected !== undefined && !presentsToken(request, expected)) {
+      if (expected === undefined)
+        return sendEnvelope(
+          reply,
+          404,
+          'The metrics are off: set METRICS_TOKEN and scrape with Authorization: Bearer <METRICS_TOKEN>.',
+        );
+      if (!presentsToken(request, expected)) {
         reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
         return sendEnvelope(reply, 401, 'The metrics need Authorization: Bearer <METRICS_TOKEN>.');
       }

@@ -243,6 +243,27 @@ describe('settings that tokend serve refuses', { concurrency: 4 }, () => {
     });
   }
 
+  for (const [value, problem] of [
+    ['10.1', '"10.1" is not an IP address, a CIDR (address/prefix length) or loopback/linklocal/uniquelocal'],
+    ['10.0.0.0/33', '"10.0.0.0/33" needs a prefix length from 1 to 32 after the slash'],
+    ['0.0.0.0/0', '"0.0.0.0/0" would trust every address, letting any client choose its own'],
+  ] as const) {
+    it(`TRUST_PROXY=${value} says what is wrong and what to write instead`, async (t) => {
+      const dir = scratch(t);
+      const r = await runCli(['serve'], {
+        env: { DATABASE_URL: `sqlite:${join(dir, 'tokend.db')}`, TRUST_PROXY: value },
+        entry: BIN,
+      });
+      assert.equal(
+        oneLine(r),
+        `tokend: invalid configuration: TRUST_PROXY: ${problem}; expected false, a hop count (1 to 16: the ` +
+          "number of proxies in front of tokend), or a comma-separated list of the proxies' addresses/CIDRs " +
+          'and loopback/linklocal/uniquelocal (e.g. 10.0.0.0/8 or loopback)',
+      );
+      assert.ok(!existsSync(join(dir, 'tokend.db')), 'nothing was opened');
+    });
+  }
+
   it('a port in use names HOST and PORT and what to do', async (t) => {
     const dir = scratch(t);
     const taken = createServer();

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { build, body, WITH_METRICS, type Harness } from '../helpers/app.ts';
 import { loadConfig, ConfigError } from '../../src/config.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 
@@ -20,8 +20,12 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
-async function scrape(h: Harness, headers: Record<string, string> = {}): Promise<string> {
-  const r = await h.app.inject({ url: '/metrics', headers });
+/** GET /metrics with the harness's METRICS_TOKEN; the text, after checking the status and type. */
+async function scrape(h: Harness): Promise<string> {
+  const r = await h.app.inject({
+    url: '/metrics',
+    headers: { authorization: `Bearer ${h.config.metricsToken}` },
+  });
   assert.equal(r.statusCode, 200, r.body);
   assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
   return r.body;
@@ -38,7 +42,7 @@ const ADMIN =
 for (const dialect of DIALECTS) {
   describe(`metrics [${dialect}]`, () => {
     it('reports the longest event-loop hold since the last scrape', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       await scrape(h);
       // Hold the loop for ~60 ms, then let the 10 ms sampler see it.
       const until = performance.now() + 60;
@@ -52,7 +56,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('counts requests and latencies by route pattern and code, never by raw URL', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       for (let i = 0; i < 3; i++)
         assert.equal((await h.api({ method: 'GET', path: '/ping' })).statusCode, 200);
       assert.equal((await h.api({ method: 'DELETE', path: '/tokens/987654' })).statusCode, 401);
@@ -83,7 +87,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('counts login attempts by outcome and tokens created', async (t) => {
-      const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '3' });
+      const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '3', ...WITH_METRICS });
       const before = await scrape(h);
       for (const outcome of ['ok', '403', '418', '402', '429', '404'])
         assert.equal(sample(before, 'tokend_login_attempts_total', { outcome }), 0, outcome);
@@ -109,7 +113,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('reports fix_privileges runs and rows rewritten', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       const admin = await h.createUser({ privileges: ADMIN });
       const adminToken = await h.createToken(admin.id, {
         privileges: TokenPrivilege.ManageUser | TokenPrivilege.APIMeta,
@@ -131,7 +135,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('reports last_updated batch sizes', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       const user = await h.createUser();
       const a = await h.createToken(user.id);
       const b = await h.createToken(user.id);
@@ -151,7 +155,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('reports the database pool where the driver exposes it', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       const user = await h.createUser();
       const token = await h.createToken(user.id);
       const self = await h.api({
@@ -179,19 +183,41 @@ for (const dialect of DIALECTS) {
   });
 }
 
-describe('metrics protected by METRICS_TOKEN', () => {
+describe('metrics are never public', () => {
   const secret = 'metrics-secret-0123456789';
-  it('answers 401 without the bearer secret and 200 with it', async (t) => {
+  it('without METRICS_TOKEN, /metrics is off: a 404 envelope saying how to turn it on, no figures', async (t) => {
+    const h = await build(t, 'sqlite');
+    const user = await h.createUser();
+    // Something worth hiding happened: a login.
+    const login = await h.api({ method: 'POST', path: '/tokens', payload: { id: user.id, password: 'x' } });
+    assert.equal(login.statusCode, 403);
+    for (const headers of [{}, { authorization: `Bearer ${secret}` }, { authorization: 'Bearer ' }]) {
+      const r = await h.app.inject({ url: '/metrics', headers });
+      assert.equal(r.statusCode, 404, r.body);
+      assert.equal(body(r).code, 404);
+      assert.match(String(body(r).message), /off.*METRICS_TOKEN.*Authorization: Bearer/);
+      assert.doesNotMatch(r.body, /tokend_|login/);
+    }
+  });
+
+  it('with METRICS_TOKEN: 401 without the bearer secret or with another, 200 with it', async (t) => {
     const h = await build(t, 'sqlite', { METRICS_TOKEN: secret });
     const none = await h.app.inject({ url: '/metrics' });
     assert.equal(none.statusCode, 401);
     assert.equal(body(none).code, 401);
     assert.match(String(body(none).message), /METRICS_TOKEN/);
     assert.match(String(none.headers['www-authenticate']), /^Bearer/);
-    const wrong = await h.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${secret}x` } });
-    assert.equal(wrong.statusCode, 401);
-    assert.doesNotMatch(wrong.body, /tokend_/);
-    const text = await scrape(h, { authorization: `Bearer ${secret}` });
+    for (const authorization of [
+      `Bearer ${secret}x`,
+      `Bearer ${secret.slice(0, -1)}`,
+      `Basic ${secret}`,
+      secret,
+    ]) {
+      const wrong = await h.app.inject({ url: '/metrics', headers: { authorization } });
+      assert.equal(wrong.statusCode, 401, authorization);
+      assert.doesNotMatch(wrong.body, /tokend_/);
+    }
+    const text = await scrape(h);
     assert.ok(sample(text, 'tokend_login_attempts_total', { outcome: 'ok' }) === 0);
   });
 

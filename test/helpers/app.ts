@@ -142,3 +142,15 @@ export function sharedHarness(dialect: Dialect, env: Record<string, string> = {}
 /** The parsed JSON body of a response. */
 export const body = (r: LightMyRequestResponse): Record<string, unknown> =>
   r.json() as Record<string, unknown>;
+
+/** The METRICS_TOKEN of tests that read /metrics, which is off without one: build(t, dialect, WITH_METRICS). */
+export const WITH_METRICS = { METRICS_TOKEN: 'test-metrics-token-0123456789' };
+
+/** GET /metrics with the harness's METRICS_TOKEN: the Prometheus text (fails the test on another status). */
+export async function scrapeMetrics(h: Harness): Promise<string> {
+  const token = h.config.metricsToken;
+  if (token === undefined) throw new Error('build the harness with WITH_METRICS to read /metrics');
+  const r = await h.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+  if (r.statusCode !== 200) throw new Error(`/metrics answered ${r.statusCode}: ${r.body}`);
+  return r.body;
+}

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { build, body, scrapeMetrics, WITH_METRICS, type Harness } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
@@ -27,7 +27,7 @@ async function slowUsers(h: Harness, count: number, password: string): Promise<n
 }
 
 async function loginOutcomes(h: Harness): Promise<Record<string, number>> {
-  const text = (await h.app.inject({ url: '/metrics' })).body;
+  const text = await scrapeMetrics(h);
   const out: Record<string, number> = {};
   for (const m of text.matchAll(/^tokend_login_attempts_total\{outcome="([^"]+)"\} (\d+)/gm))
     out[m[1] as string] = Number(m[2]);
@@ -54,7 +54,7 @@ for (const dialect of DIALECTS)
     });
 
     it('drops the checks of clients that hung up before their turn', async (t) => {
-      const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1' });
+      const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', ...WITH_METRICS });
       const ids = await slowUsers(h, 8, 'pw');
       await h.app.listen({ port: 0, host: '127.0.0.1' });
       const address = h.app.server.address();

@@ -7,7 +7,7 @@ import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
-import { request, startTokend, type TokendProcess } from '../helpers/real-server.ts';
+import { http, request, startTokend, type TokendProcess } from '../helpers/real-server.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 
@@ -60,7 +60,13 @@ for (const [how, args, extraEnv] of cases) {
       async (t) => {
         const database = await createTestDatabase('sqlite');
         t.after(() => database.drop());
-        const env = { DATABASE_URL: database.url, LOG_LEVEL: 'info', ...extraEnv };
+        const metricsToken = 'workers-metrics-token-0123456789';
+        const env = {
+          DATABASE_URL: database.url,
+          LOG_LEVEL: 'info',
+          METRICS_TOKEN: metricsToken,
+          ...extraEnv,
+        };
         const server = await startTokend(env, args);
         t.after(async () => {
           await server.stop();
@@ -103,6 +109,23 @@ for (const [how, args, extraEnv] of cases) {
               .map((l) => l.pid),
           );
         await waitFor('both workers answered some of the attempts', server, () => answeredBy().size === 2);
+
+        // Whichever worker takes a scrape answers it with its own figures, and only with the token.
+        for (let i = 0; i < 4; i++) {
+          const scrape = await http({
+            port: server.port,
+            path: '/metrics',
+            headers: { authorization: `Bearer ${metricsToken}`, connection: 'close' },
+          });
+          assert.equal(scrape.status, 200, scrape.body);
+          assert.match(scrape.body, /^tokend_login_attempts_total\{outcome="ok"\} \d+$/m);
+        }
+        const anonymous = await http({
+          port: server.port,
+          path: '/metrics',
+          headers: { connection: 'close' },
+        });
+        assert.equal(anonymous.status, 401, anonymous.body);
 
         // A worker that dies is replaced, and the service keeps answering.
         const [victim] = listeningWorkers(server);

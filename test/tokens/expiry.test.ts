@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { build, body, scrapeMetrics, WITH_METRICS, type Harness } from '../helpers/app.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { MAX_EXPIRES_IN_S } from '../../src/tokens/expiry.ts';
 
@@ -122,7 +122,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the sweep deletes expired tokens only, and counts them', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       const user = await h.createUser();
       const expired = await h.createToken(user.id);
       const later = await h.createToken(user.id);
@@ -134,8 +134,7 @@ for (const dialect of DIALECTS) {
         (r) => r.id,
       );
       assert.deepEqual(ids, [later.id, forever.id]);
-      const metrics = await h.app.inject({ url: '/metrics' });
-      assert.match(metrics.body, /^tokend_tokens_expired_deleted_total 1$/m);
+      assert.match(await scrapeMetrics(h), /^tokend_tokens_expired_deleted_total 1$/m);
     });
   });
 }

@@ -62,6 +62,12 @@ describe('loadConfig()', () => {
       '192.168.0.0/16',
     ]);
     assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy, ['loopback']);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'fd00::/8,::1, uniquelocal' }).trustProxy, [
+      'fd00::/8',
+      '::1',
+      'uniquelocal',
+    ]);
+    assert.equal(loadConfig({ TRUST_PROXY: '16' }).trustProxy, 16);
     assert.throws(
       () => loadConfig({ TRUST_PROXY: 'true' }),
       (err: Error) =>
@@ -93,6 +99,16 @@ describe('loadConfig()', () => {
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.1, evil host' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '17' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.1' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.256' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/8/8' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/255.0.0.0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::/0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1,' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '1, 10.0.0.1' }, 'TRUST_PROXY'],
     [{ LOGIN_RATE_LIMIT: '0' }, 'LOGIN_RATE_LIMIT'],
     [{ LOGIN_RATE_LIMIT: 'five' }, 'LOGIN_RATE_LIMIT'],
     [{ LOGIN_RATE_WINDOW_S: '0' }, 'LOGIN_RATE_WINDOW_S'],

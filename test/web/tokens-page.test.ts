@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { build, body, scrapeMetrics, WITH_METRICS, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, FORM, csrfOf } from '../helpers/inject-browser.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
@@ -110,7 +110,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('creates a token from the chosen privileges and shows its secret once', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       const { browser } = await signedIn(h);
       const page = await browser.get('/tokens');
       const created = await postForm(browser, '/tokens', [
@@ -137,8 +137,7 @@ for (const dialect of DIALECTS) {
       assert.ok(Math.abs(expiresAt - (nowSeconds() + 7 * 86_400)) <= 5);
       // Never again: the list page does not carry it.
       assert.equal((await browser.get('/tokens')).body.includes(secret), false);
-      const metrics = await h.app.inject({ url: '/metrics' });
-      assert.match(metrics.body, /^tokend_tokens_created_total\{via="web"\} 1$/m);
+      assert.match(await scrapeMetrics(h), /^tokend_tokens_created_total\{via="web"\} 1$/m);
     });
 
     it('refuses a privilege the user may not give (a forged form) and makes no token', async (t) => {
