@@ -682,5 +682,19 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
       /is not a Ripple-family database: it has no users\.username_safe, .*tokens\.id/,
     );
     assert.equal(notRipple.stdout, '');
+
+    // Ids that are not integers cannot be read in id order, page after page: one line, no crash.
+    const textIds = await createTestDatabase('mysql');
+    t.after(() => textIds.drop());
+    const c2 = await createConnection({ uri: textIds.url });
+    for (const ddl of DDL)
+      await c2.query(ddl.replace('id int(11) NOT NULL AUTO_INCREMENT', 'id varchar(11) NOT NULL'));
+    await c2.query(
+      "INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES ('u-1', 'x', 'x', '', 2, 3)",
+    );
+    await c2.end();
+    const notIntegers = await h.cli(['import-ripple', '--from', textIds.url, '--dry-run']);
+    assert.equal(notIntegers.code, 1);
+    assert.match(notIntegers.stderr, /users\.id holds "u-1", which is not an integer/);
   });
 });

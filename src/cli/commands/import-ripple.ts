@@ -74,6 +74,8 @@ export const importRippleCommand: LeafCommand = {
                 `\r${table}: ${done} of ${total} read, ${skipped} skipped${done >= total ? '\n' : ''}`,
               )
           : undefined,
+      }).catch((err: unknown) => {
+        throw err instanceof RippleSourceError ? new CliError(err.message) : err;
       });
       const verb = dryRun ? 'would import' : 'imported';
       const lines = [
