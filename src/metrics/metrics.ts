@@ -155,7 +155,7 @@ export class TokendMetrics {
 
 /** The background work whose figures the metrics report. */
 export interface Observed {
-  jobs: { onFixed: ((rows: number) => void) | undefined };
+  jobs: { onFixed: ((rows: number, statements: number) => void) | undefined };
   lastUsed: { onFlush: ((size: number) => void) | undefined };
   expiry: { onSwept: ((deleted: number) => void) | undefined };
   store: Pick<Store, 'poolStats'>;

@@ -14,12 +14,20 @@ import type { ExpressionBuilder, Selectable } from '#kysely';
 import { MAX_ID, type Database, type TokenTable, type UserTable } from '../store/schema.ts';
 import { limit } from '../auth/privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
-import { MAX_USERNAME_LENGTH, usernameProblem, usernameSafe } from '../users/username.ts';
+import { usernameProblem, usernameSafe } from '../users/username.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
 import { legacyHashOfMd5 } from '../auth/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { reserveIds } from '../store/sql-dialect.ts';
-import type { RippleSource, RippleTokenRow, RippleUserRow, SourceCell, SourceTable } from './source.ts';
+import { explicitIdProblem, MAX_EXPLICIT_ID } from '../store/ids.ts';
+import {
+  RippleSourceError,
+  type RippleSource,
+  type RippleTokenRow,
+  type RippleUserRow,
+  type SourceCell,
+  type SourceTable,
+} from './source.ts';
 
 /** Rows read and written at a time. */
 export const PAGE_SIZE = 1000;
@@ -61,8 +69,8 @@ export interface ImportOptions {
   dryRun: boolean;
   /** Unix seconds: the sign-up time of users whose source has none */
   now: number;
-  /** Called after each page with the rows read of a table so far and its row count. */
-  progress?: (table: SourceTable, done: number, total: number) => void;
+  /** Called after each page with the rows of a table read and skipped so far, and its row count. */
+  progress?: (table: SourceTable, done: number, total: number, skipped: number) => void;
 }
 
 type Problem = { problem: string };
@@ -83,6 +91,16 @@ function integer(cell: SourceCell | undefined): number | undefined {
 const text = (cell: SourceCell | undefined): string | undefined =>
   typeof cell === 'string' ? cell : Buffer.isBuffer(cell) ? cell.toString('utf8') : undefined;
 
+/** The id of a source row as the key of the next page: the table is read in id order, so an integer. */
+function idKey(table: SourceTable, cell: SourceCell): bigint {
+  if (typeof cell === 'bigint') return cell;
+  if (typeof cell === 'number' && Number.isSafeInteger(cell)) return BigInt(cell);
+  if (typeof cell === 'string' && /^-?\d+$/.test(cell.trim())) return BigInt(cell.trim());
+  throw new RippleSourceError(
+    `${table}.id holds ${JSON.stringify(String(cell))}, which is not an integer: the import reads ${table} in id order`,
+  );
+}
+
 /** The id of a source row, for the report: the number when it is one, else the cell as text. */
 export const rowId = (cell: SourceCell): number | string => integer(cell) ?? String(cell);
 
@@ -91,17 +109,15 @@ const MD5_HEX = /^[0-9a-fA-F]{32}$/;
 
 /** A source user as tokend stores it, or why it cannot be imported. */
 export function rowToUser(row: RippleUserRow, now: number): UserToImport | Problem {
-  const id = integer(row.id);
-  if (id === undefined || id < 1 || id > MAX_ID) return problem(`id is out of range (1 to ${MAX_ID})`);
+  const id = rowId(row.id);
+  const idProblem = explicitIdProblem(id);
+  if (idProblem !== undefined || typeof id !== 'number') return problem(idProblem ?? 'id is not an integer');
   const username = text(row.username);
   if (username === undefined) return problem('username is not text');
+  // The rule `tokend user create` applies, with its reasons.
   const nameProblem = usernameProblem(username);
   if (nameProblem !== undefined) return problem(`username ${JSON.stringify(username)}: ${nameProblem}`);
   const safe = usernameSafe(username);
-  if (safe.length > MAX_USERNAME_LENGTH)
-    return problem(
-      `username ${JSON.stringify(username)} is longer than ${MAX_USERNAME_LENGTH} characters once normalised`,
-    );
   const privileges = integer(row.privileges);
   if (privileges === undefined || privileges < 0 || privileges > MAX_PRIVILEGES)
     return problem(`privileges ${String(row.privileges)} is out of range (0 to ${MAX_PRIVILEGES})`);
@@ -126,8 +142,9 @@ export function rowToUser(row: RippleUserRow, now: number): UserToImport | Probl
 
 /** A source token as tokend stores it (privileges not yet limited), or why it cannot be imported. */
 export function rowToToken(row: RippleTokenRow): TokenToImport | Problem {
-  const id = integer(row.id);
-  if (id === undefined || id < 1 || id > MAX_ID) return problem(`id is out of range (1 to ${MAX_ID})`);
+  const id = rowId(row.id);
+  const idProblem = explicitIdProblem(id);
+  if (idProblem !== undefined || typeof id !== 'number') return problem(idProblem ?? 'id is not an integer');
   const owner = text(row.user) ?? (typeof row.user === 'number' ? String(row.user) : undefined);
   const userId = owner !== undefined && /^\d{1,10}$/.test(owner.trim()) ? Number(owner.trim()) : undefined;
   if (userId === undefined || userId < 1 || userId > MAX_ID)
@@ -183,8 +200,10 @@ export async function importRipple(
     tokens: { imported: 0, already_present: 0, deleted_in_tokend: 0, privileges_limited: 0 },
     skipped: { count: 0, rows: [] },
   };
+  const skippedIn: Record<SourceTable, number> = { users: 0, tokens: 0 };
   const skip = (table: SourceTable, id: number | string, reason: string) => {
     summary.skipped.count++;
+    skippedIn[table]++;
     summary.skipped.rows.push({ table, id, reason });
   };
   // The source users whose tokens may come along: imported now, or by an earlier run (same id, same
@@ -249,26 +268,30 @@ export async function importRipple(
     return written;
   };
 
-  // Ids generated meanwhile (a running server making tokens) go above the source's, not into its range.
+  // Ids generated meanwhile (a running server making tokens) go above the source's, not into its range:
+  // above the largest id that can be imported, never above MAX_EXPLICIT_ID (src/store/ids.ts).
   if (!options.dryRun) {
-    await reserveIds(db, 'users', await source.maxId('users'));
-    await reserveIds(db, 'tokens', await source.maxId('tokens'));
+    await reserveIds(db, 'users', await source.maxId('users', MAX_EXPLICIT_ID));
+    await reserveIds(db, 'tokens', await source.maxId('tokens', MAX_EXPLICIT_ID));
   }
 
-  /** A source table page by page in id order; progress is told once a page has been handled. */
+  /**
+   * A source table page by page in id order, every row of it (ids below 1 too, to be reported as
+   * skipped); progress is told once a page has been handled.
+   */
   async function* pagesOf<Row extends { id: SourceCell }>(
     table: SourceTable,
-    read: (after: number, limit: number) => Promise<Row[]>,
+    read: (after: bigint | undefined, limit: number) => Promise<Row[]>,
   ): AsyncGenerator<Row[]> {
     const total = await source.count(table);
     let done = 0;
-    for (let after = 0; ;) {
+    for (let after: bigint | undefined; ;) {
       const page = await read(after, PAGE_SIZE);
       if (page.length === 0) return;
       done += page.length;
-      after = integer(page[page.length - 1]!.id) ?? after;
+      after = idKey(table, page[page.length - 1]!.id);
       yield page;
-      options.progress?.(table, done, total);
+      options.progress?.(table, done, total, skippedIn[table]);
     }
   }
 

@@ -49,11 +49,14 @@ export interface RippleSource {
   /** The source's address with its password masked, for messages. */
   readonly address: string;
   count(table: SourceTable): Promise<number>;
-  /** The largest id of the table, 0 when it is empty. */
-  maxId(table: SourceTable): Promise<number>;
-  /** Up to `limit` rows with an id above `after`, in id order. */
-  users(after: number, limit: number): Promise<RippleUserRow[]>;
-  tokens(after: number, limit: number): Promise<RippleTokenRow[]>;
+  /** The largest id of the table up to `atMost`, 0 when it has none. */
+  maxId(table: SourceTable, atMost: number): Promise<number>;
+  /**
+   * Up to `limit` rows in id order: those with an id above `after`, or from the first (whatever its id,
+   * zero and negative ones too) when `after` is undefined.
+   */
+  users(after: bigint | undefined, limit: number): Promise<RippleUserRow[]>;
+  tokens(after: bigint | undefined, limit: number): Promise<RippleTokenRow[]>;
   close(): Promise<void>;
 }
 
@@ -100,10 +103,17 @@ export async function openRippleSource(url: string): Promise<RippleSource> {
       ...(present.has('users.register_datetime') ? ['register_datetime'] : []),
     ];
     const list = (names: readonly string[]) => names.map((name) => connection.escapeId(name)).join(', ');
-    const page = async <Row>(table: SourceTable, names: readonly string[], after: number, limit: number) => {
+    const page = async <Row>(
+      table: SourceTable,
+      names: readonly string[],
+      after: bigint | undefined,
+      limit: number,
+    ) => {
       const [rows] = await connection.query<RowDataPacket[]>(
-        `SELECT ${list(names)} FROM ${table} WHERE id > ? ORDER BY id LIMIT ?`,
-        [after, limit],
+        after === undefined
+          ? `SELECT ${list(names)} FROM ${table} ORDER BY id LIMIT ?`
+          : `SELECT ${list(names)} FROM ${table} WHERE id > ? ORDER BY id LIMIT ?`,
+        after === undefined ? [limit] : [after, limit],
       );
       return rows as unknown as Row[];
     };
@@ -113,9 +123,10 @@ export async function openRippleSource(url: string): Promise<RippleSource> {
         const [rows] = await connection.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table}`);
         return Number(rows[0]?.n ?? 0);
       },
-      async maxId(table) {
+      async maxId(table, atMost) {
         const [rows] = await connection.query<RowDataPacket[]>(
-          `SELECT COALESCE(MAX(id), 0) AS n FROM ${table}`,
+          `SELECT COALESCE(MAX(id), 0) AS n FROM ${table} WHERE id <= ?`,
+          [atMost],
         );
         return Number(rows[0]?.n ?? 0);
       },

@@ -16,6 +16,7 @@ import {
 } from '#kysely';
 import type { Db, Dialect, Store } from './database.ts';
 import type { Database } from './schema.ts';
+import { MAX_EXPLICIT_ID } from './ids.ts';
 
 /**
  * The dialect of a Kysely handle or transaction. Kysely's public API names the dialect through the
@@ -94,9 +95,12 @@ export function forUpdate<DB, TB extends keyof DB, O>(
 
 /**
  * Makes the next generated id of `table` greater than `upTo`, never lowering it: rows inserted meanwhile
- * by a running server take ids above the range an import is writing, instead of ones it needs.
+ * by a running server take ids above the range an import is writing, instead of ones it needs. `upTo`
+ * is an id given from outside, so at most MAX_EXPLICIT_ID (src/store/ids.ts): never the end of the range.
  */
 export async function reserveIds(db: Db, table: 'users' | 'tokens', upTo: number): Promise<void> {
+  if (!Number.isSafeInteger(upTo) || upTo > MAX_EXPLICIT_ID)
+    throw new RangeError(`reserveIds: ${upTo} is not an id up to ${MAX_EXPLICIT_ID}`);
   switch (dialectOf(db)) {
     case 'postgres':
       // nextval, so a sequence already past upTo (ids handed out, rows since deleted) stays where it is.

@@ -7,8 +7,8 @@ import { fixTokenPrivileges, type FixScope } from './repository.ts';
 export class FixPrivilegesRuns {
   private readonly running = new Set<Promise<void>>();
   private readonly log: FastifyBaseLogger;
-  /** Called after each fix run with the rows it rewrote (for metrics). */
-  onFixed: ((rows: number) => void) | undefined;
+  /** Called after each fix run with the rows it rewrote (for metrics) and the UPDATE statements it ran. */
+  onFixed: ((rows: number, statements: number) => void) | undefined;
 
   constructor(log: FastifyBaseLogger) {
     this.log = log;
@@ -16,9 +16,9 @@ export class FixPrivilegesRuns {
 
   startFixPrivileges(db: Db, scope: FixScope): void {
     const job = fixTokenPrivileges(db, scope)
-      .then((rows) => {
-        this.onFixed?.(rows);
-        this.log.info({ scope, rows }, 'fix_privileges finished');
+      .then(({ rows, statements }) => {
+        this.onFixed?.(rows, statements);
+        this.log.info({ scope, rows, statements }, 'fix_privileges finished');
       })
       .catch((err: unknown) => this.log.error({ err, scope }, 'fix_privileges failed'))
       .finally(() => this.running.delete(job));

@@ -218,17 +218,25 @@ function limitExpression() {
 
 export type FixScope = { kind: 'all' } | { kind: 'user'; userId: number };
 
+/** What a fix run did: the rows it rewrote, and the UPDATE statements it ran for them. */
+export interface FixResult {
+  rows: number;
+  statements: number;
+}
+
 /**
- * Ids per statement when fixing every token: short write locks, bounded memory, and each statement far
+ * Tokens per statement when fixing every token: short write locks, bounded memory, and each statement far
  * inside the database's query timeout (100,000 outlived PostgreSQL's 10 s under load: bench scenario 5).
  */
 const FIX_CHUNK = 10_000;
 
 /**
  * Rewrites stored privileges to limit(stored, owner) for the tokens in scope; tokens already within
- * their owner's privileges are not written. Set-based: one statement per user, or one per id range.
+ * their owner's privileges are not written. Set-based: one statement per user; for every user, one per
+ * FIX_CHUNK existing tokens, walked in id order from the last id of the previous chunk (keyset), so the
+ * number of statements follows the number of tokens, never the spread of their ids.
  */
-export async function fixTokenPrivileges(db: Db, scope: FixScope): Promise<number> {
+export async function fixTokenPrivileges(db: Db, scope: FixScope): Promise<FixResult> {
   const limited = limitExpression();
   const update = () =>
     db
@@ -236,22 +244,27 @@ export async function fixTokenPrivileges(db: Db, scope: FixScope): Promise<numbe
       .set({ privileges: limited })
       .where(sql<boolean>`tokens.privileges <> ${limited}`);
   if (scope.kind === 'user') {
-    if (!isPossibleUserId(scope.userId)) return 0; // no such user; never send an out-of-range id to SQL
+    // no such user; never send an out-of-range id to SQL
+    if (!isPossibleUserId(scope.userId)) return { rows: 0, statements: 0 };
     const r = await update().where('user_id', '=', scope.userId).executeTakeFirst();
-    return Number(r.numUpdatedRows);
+    return { rows: Number(r.numUpdatedRows), statements: 1 };
   }
-  const bounds = await db
-    .selectFrom('tokens')
-    .select((eb) => [eb.fn.min('id').as('lo'), eb.fn.max('id').as('hi')])
-    .executeTakeFirst();
-  if (!bounds || bounds.lo === null || bounds.hi === null) return 0;
-  let changed = 0;
-  for (let from = Number(bounds.lo); from <= Number(bounds.hi); from += FIX_CHUNK) {
-    const r = await update()
-      .where('id', '>=', from)
-      .where('id', '<', from + FIX_CHUNK)
+  const result: FixResult = { rows: 0, statements: 0 };
+  for (let after: number | undefined; ;) {
+    // The last id of the next chunk of existing tokens (a derived table: MySQL refuses LIMIT inside IN).
+    let chunk = db.selectFrom('tokens').select('id').orderBy('id').limit(FIX_CHUNK);
+    if (after !== undefined) chunk = chunk.where('id', '>', after);
+    const bound = await db
+      .selectFrom(chunk.as('chunk'))
+      .select((eb) => eb.fn.max('chunk.id').as('last'))
       .executeTakeFirst();
-    changed += Number(r.numUpdatedRows);
+    if (bound?.last === null || bound?.last === undefined) return result;
+    const last = Number(bound.last);
+    let chunkUpdate = update().where('id', '<=', last);
+    if (after !== undefined) chunkUpdate = chunkUpdate.where('id', '>', after);
+    const r = await chunkUpdate.executeTakeFirst();
+    result.rows += Number(r.numUpdatedRows);
+    result.statements++;
+    after = last;
   }
-  return changed;
 }

@@ -2,9 +2,13 @@
 // bad or cut-off file leaves the database as it was.
 import type { Db } from '../store/database.ts';
 import { followExplicitIds } from '../store/sql-dialect.ts';
+import { explicitIdProblem } from '../store/ids.ts';
 import { FORMAT, VERSION, TRANSFER_TABLES, tablesIn, type AnyDb, type Cell, type Row } from './format.ts';
 
 const BATCH = 500;
+
+/** The tables whose ids are generated: an id in the file moves the generator on (src/store/ids.ts). */
+const GENERATED_IDS = new Set(TRANSFER_TABLES.filter((t) => t.serial).map((t) => t.name));
 
 export class ImportError extends Error {
   constructor(message: string) {
@@ -99,6 +103,11 @@ export async function importDatabase(
         if (!columns.has(column)) throw new ImportError(`line ${lineNo}: ${table} has no column ${column}`);
         if (!isCell(value))
           throw new ImportError(`line ${lineNo}: ${table}.${column} must be a string, number or null`);
+      }
+      if (GENERATED_IDS.has(table)) {
+        const problem = explicitIdProblem((row as Row).id);
+        if (problem !== undefined)
+          throw new ImportError(`line ${lineNo}: ${table}: ${problem}; nothing was imported`);
       }
       if (table !== current) {
         await flush();

@@ -15,6 +15,9 @@ import { cliHarness, MAIN, runCli, runProcess } from '../helpers/cli.ts';
 import { openStore } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import type { ImportSummary } from '../../src/ripple/import.ts';
+import { MAX_ID } from '../../src/store/schema.ts';
+import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
+import { InjectBrowser } from '../helpers/inject-browser.ts';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -402,6 +405,192 @@ for (const dialect of DIALECTS) {
   );
 }
 
+/**
+ * Rows at both ends of the id range, added to the source of seedSource: ids at the 32-bit limit, which
+ * would leave the target's id generators no room, ids of 0 and below, and a name mixing Latin and Cyrillic.
+ */
+const MIXED_NAME = '\u0410lice Mixed'; // a Cyrillic "А", then Latin letters
+async function seedEdges(url: string) {
+  const c = await createConnection({ uri: url });
+  // An id of 0 is stored as 0, not taken as "the next AUTO_INCREMENT value".
+  await c.query("SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO')");
+  const hash = await bcrypt(md5('edge password'), 4);
+  for (const [id, username] of [
+    [MAX_ID, 'Edge Case'],
+    [0, 'Zero'],
+    [-4, 'Minus Four'],
+    [1010, MIXED_NAME],
+  ] as const)
+    await c.query(
+      'INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES (?, ?, ?, ?, 2, 3)',
+      [id, username, `edge#${id}`, hash],
+    );
+  for (const [id, user, privileges, secret] of [
+    [MAX_ID, '1000', 2, 'edge token'],
+    [MAX_EXPLICIT_ID, '1001', 2 | 128, 'high token'],
+    [0, '1000', 2, 'zero token'],
+    [-2, '1000', 2, 'minus token'],
+    [12, String(MAX_ID), 2, 'edge owner token'],
+  ] as const)
+    await c.query(
+      'INSERT INTO tokens (id, user, privileges, description, token, private, last_updated) VALUES (?, ?, ?, ?, ?, 0, 1600000000)',
+      [id, user, privileges, secret, md5(secret)],
+    );
+  await c.end();
+}
+
+const EDGE_SKIPS: Array<[string, number, RegExp]> = [
+  ['users', MAX_ID, new RegExp(`id ${MAX_ID} is above ${MAX_EXPLICIT_ID}, the largest id tokend takes`)],
+  ['users', 0, /id 0 is below 1/],
+  ['users', -4, /id -4 is below 1/],
+  ['users', 1010, /may not mix Latin and Cyrillic letters/],
+  ['tokens', MAX_ID, new RegExp(`id ${MAX_ID} is above ${MAX_EXPLICIT_ID}`)],
+  ['tokens', 0, /id 0 is below 1/],
+  ['tokens', -2, /id -2 is below 1/],
+  ['tokens', 12, new RegExp(`its owner, user #${MAX_ID}, was skipped`)],
+];
+
+for (const dialect of DIALECTS) {
+  describe(
+    `tokend import-ripple of ids at the ends of the range into ${dialect}`,
+    { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },
+    () => {
+      it('skips and reports them; token creation, web sign-in and user create work after', async (t) => {
+        const source = await sourceDatabase(t);
+        await seedEdges(source.url);
+        const h = await cliHarness(t, dialect);
+        const summary = (await h.json(['import-ripple', '--from', source.url])) as unknown as Summary;
+        assert.equal(summary.skipped.count, EXPECTED_SKIPS.length + EDGE_SKIPS.length);
+        for (const [table, id, reason] of EDGE_SKIPS) {
+          const row = summary.skipped.rows.find((r) => r.table === table && r.id === id);
+          assert.ok(row, `${table} #${id} is reported as skipped: ${JSON.stringify(summary.skipped.rows)}`);
+          assert.match(row.reason, reason);
+        }
+        // The token with the largest id that may be given is imported.
+        assert.deepEqual(summary.tokens, {
+          imported: 6,
+          already_present: 0,
+          deleted_in_tokend: 0,
+          privileges_limited: 2,
+        });
+        // The text report lists them too.
+        const text = await h.cli(['import-ripple', '--from', source.url, '--dry-run']);
+        assert.equal(text.code, 0, text.stderr);
+        assert.match(text.stdout, /users #0: id 0 is below 1/);
+        assert.match(text.stdout, /users #-4: id -4 is below 1/);
+
+        // `tokend user create` refuses the mixed name for the reason the import gave.
+        const mixed = await h.cli(['user', 'create', '--username', MIXED_NAME, '--password', 'p']);
+        assert.equal(mixed.code, 1);
+        const reason = summary.skipped.rows.find((r) => r.table === 'users' && r.id === 1010)!.reason;
+        const cliReason = /--username: (.*)/.exec(mixed.stderr)?.[1];
+        assert.equal(reason, `username ${JSON.stringify(MIXED_NAME)}: ${cliReason}`);
+
+        // Token creation: a new token gets an id tokend can name, and is revoked by it.
+        const app = await h.app();
+        const login = async () => {
+          const r = await app.inject({
+            method: 'POST',
+            url: '/api/v1/tokens',
+            payload: { username: 'alice', password: 'alice password', privileges: 4 },
+          });
+          assert.equal(r.statusCode, 200, r.body);
+          const { token } = r.json() as { token: string };
+          // The answer's id is the user's; the token's own id is read back with it.
+          const self = await app.inject({
+            method: 'GET',
+            url: '/api/v1/tokens/self',
+            headers: { 'x-ripple-token': token },
+          });
+          assert.equal(self.statusCode, 200, self.body);
+          return { id: (self.json() as { id: number }).id, token };
+        };
+        const first = await login();
+        const second = await login();
+        assert.ok(second.id > first.id && second.id <= MAX_ID, `new token ids ${first.id}, ${second.id}`);
+        const revoked = await app.inject({
+          method: 'DELETE',
+          url: `/api/v1/tokens/${second.id}`,
+          headers: { 'x-ripple-token': first.token },
+        });
+        assert.equal(revoked.statusCode, 200, revoked.body);
+        const gone = await app.inject({
+          method: 'GET',
+          url: '/api/v1/tokens/self',
+          headers: { 'x-ripple-token': second.token },
+        });
+        assert.equal(gone.statusCode, 404, 'the revoked token no longer authenticates');
+
+        // Web sign-in.
+        await new InjectBrowser(app).signIn({ id: 0, username: 'alice', password: 'alice password' });
+
+        // user create: the next id is after the imported ones; an id at the end of the range is refused.
+        const created = await h.json(['user', 'create', '--username', 'newcomer', '--password', 'p']);
+        assert.ok(
+          Number(created.id) > 1009 && Number(created.id) <= MAX_EXPLICIT_ID,
+          `user id ${created.id}`,
+        );
+        const atEnd = await h.cli([
+          'user',
+          'create',
+          '--username',
+          'late',
+          '--password',
+          'p',
+          '--user-id',
+          String(MAX_ID),
+        ]);
+        assert.equal(atEnd.code, 1);
+        assert.match(atEnd.stderr, new RegExp(`--user-id: id ${MAX_ID} is above ${MAX_EXPLICIT_ID}`));
+      });
+
+      it('fix_privileges for every user walks the tokens that exist, not the ids between them', async (t) => {
+        const source = await sourceDatabase(t);
+        await seedEdges(source.url);
+        const h = await cliHarness(t, dialect);
+        await h.json(['import-ripple', '--from', source.url]);
+        // Bob loses his admin privileges: his tokens 3 and MAX_EXPLICIT_ID hold ManageUser beyond them.
+        await h.json(['user', 'set-privileges', '--user', '1001', '--privileges', '3']);
+        await h.json(['user', 'create', '--username', 'fixer', '--password', 'p', '--privileges', '571']);
+        const app = await h.app();
+        const fixer = await app.inject({
+          method: 'POST',
+          url: '/api/v1/tokens',
+          payload: { username: 'fixer', password: 'p', privileges: 128 | 2048 },
+        });
+        assert.equal(fixer.statusCode, 200, fixer.body);
+        const runs: Array<[number, number]> = [];
+        app.tokend.jobs.onFixed = (rows, statements) => runs.push([rows, statements]);
+        const r = await app.inject({
+          method: 'POST',
+          url: '/api/v1/tokens/fix_privileges',
+          headers: { 'x-ripple-token': (fixer.json() as { token: string }).token },
+        });
+        assert.equal(r.statusCode, 200, r.body);
+        await app.tokend.jobs.idle();
+        // Seven tokens, ids 1 to MAX_EXPLICIT_ID: one chunk of tokens, so one statement, not one per
+        // 10,000 ids between the smallest and the largest (107,375 of them).
+        assert.deepEqual(runs, [[2, 1]]);
+        const store = await openStore(h.database.config, { migrate: false });
+        t.after(() => store.close());
+        const stored = await store.db
+          .selectFrom('tokens')
+          .select(['id', 'privileges'])
+          .where('id', 'in', [3, MAX_EXPLICIT_ID])
+          .orderBy('id')
+          .execute();
+        assert.deepEqual(
+          stored.map((row) => [row.id, Number(row.privileges)]),
+          [
+            [3, 2],
+            [MAX_EXPLICIT_ID, 2],
+          ],
+        );
+      });
+    },
+  );
+}
+
 for (const dialect of DIALECTS) {
   describe(
     `tokend import-ripple into ${dialect}, then export and import`,
@@ -442,8 +631,8 @@ describe('tokend import-ripple on a terminal', { skip: mysqlProblem && `MariaDB:
       env: { PATH: process.env.PATH ?? '', DATABASE_URL: h.database.url, LOG_LEVEL: 'silent' },
     });
     assert.equal(onTerminal.code, 0, onTerminal.stdout);
-    assert.match(onTerminal.stdout, /\rusers: 10 of 10 read\r?\n/);
-    assert.match(onTerminal.stdout, /\rtokens: 11 of 11 read\r?\n/);
+    assert.match(onTerminal.stdout, /\rusers: 10 of 10 read, 6 skipped\r?\n/);
+    assert.match(onTerminal.stdout, /\rtokens: 11 of 11 read, 6 skipped\r?\n/);
     const piped = await h.cli(['import-ripple', '--from', source.url, '--dry-run']);
     assert.equal(piped.code, 0, piped.stderr);
     assert.equal(piped.stderr, '');
@@ -493,5 +682,19 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
       /is not a Ripple-family database: it has no users\.username_safe, .*tokens\.id/,
     );
     assert.equal(notRipple.stdout, '');
+
+    // Ids that are not integers cannot be read in id order, page after page: one line, no crash.
+    const textIds = await createTestDatabase('mysql');
+    t.after(() => textIds.drop());
+    const c2 = await createConnection({ uri: textIds.url });
+    for (const ddl of DDL)
+      await c2.query(ddl.replace('id int(11) NOT NULL AUTO_INCREMENT', 'id varchar(11) NOT NULL'));
+    await c2.query(
+      "INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES ('u-1', 'x', 'x', '', 2, 3)",
+    );
+    await c2.end();
+    const notIntegers = await h.cli(['import-ripple', '--from', textIds.url, '--dry-run']);
+    assert.equal(notIntegers.code, 1);
+    assert.match(notIntegers.stderr, /users\.id holds "u-1", which is not an integer/);
   });
 });

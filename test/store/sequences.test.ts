@@ -1,9 +1,13 @@
-// reserveIds: generated ids go past a range about to be written with explicit ids, and never back.
+// reserveIds: generated ids go past a range about to be written with explicit ids, and never back; no id
+// given from outside (`tokend user create --user-id`, reserveIds) takes a generator to the end of its range.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
+import { cliHarness } from '../helpers/cli.ts';
 import { reserveIds } from '../../src/store/sql-dialect.ts';
+import { MAX_ID } from '../../src/store/schema.ts';
+import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
 
 for (const dialect of DIALECTS) {
   describe(`reserveIds [${dialect}]`, () => {
@@ -22,6 +26,44 @@ for (const dialect of DIALECTS) {
       await reserveIds(h.store.db, 'users', 7000);
       const next = await h.createUser({ username: 'after-reserve' });
       assert.ok(next.id > 7000, `user id ${next.id}`);
+    });
+
+    it('refuses to reserve ids past MAX_EXPLICIT_ID', async (t) => {
+      const h = await build(t, dialect);
+      await assert.rejects(reserveIds(h.store.db, 'tokens', MAX_ID), RangeError);
+      const user = await h.createUser();
+      assert.ok((await h.createToken(user.id)).id < 1000, 'the generator did not move');
+    });
+
+    it('user create --user-id takes ids up to MAX_EXPLICIT_ID; later users and tokens still get ids', async (t) => {
+      const h = await cliHarness(t, dialect);
+      const create = (name: string, ...more: string[]) =>
+        h.cli(['user', 'create', '--username', name, '--password', 'pw', '--json', ...more]);
+      for (const id of [MAX_ID, MAX_EXPLICIT_ID + 1, 2 ** 40]) {
+        const refused = await create(`at${id}`, '--user-id', String(id));
+        assert.equal(refused.code, 1, String(id));
+        assert.match(
+          refused.stderr,
+          new RegExp(
+            `--user-id: id ${id} is above ${MAX_EXPLICIT_ID}, the largest id tokend takes from outside`,
+          ),
+        );
+      }
+      const zero = await create('zero', '--user-id', '0');
+      assert.match(zero.stderr, /--user-id: id 0 is below 1/);
+      const highest = await create('highest', '--user-id', String(MAX_EXPLICIT_ID));
+      assert.equal(highest.code, 0, highest.stderr);
+      const next = await create('next');
+      assert.equal(next.code, 0, next.stderr);
+      const nextId = (JSON.parse(next.stdout) as { id: number }).id;
+      assert.ok(nextId > MAX_EXPLICIT_ID && nextId < MAX_ID, `next user id ${nextId}`);
+      const app = await h.app();
+      const login = await app.inject({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        payload: { username: 'next', password: 'pw' },
+      });
+      assert.equal(login.statusCode, 200, login.body);
     });
   });
 }

@@ -13,6 +13,8 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import { runCli, onlyJson } from '../helpers/cli.ts';
+import { MAX_ID } from '../../src/store/schema.ts';
+import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
 
 for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
   describe(`tokend export from SQLite, tokend import into ${target}`, () => {
@@ -134,6 +136,50 @@ for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
       const store = await openStore(database.config, { migrate: false });
       t.after(() => store.close());
       assert.deepEqual(await store.db.selectFrom('users').select('id').execute(), []);
+    });
+  });
+}
+
+for (const target of DIALECTS) {
+  describe(`tokend import of ids at the end of the range into ${target}`, () => {
+    it('refuses a file with an id above MAX_EXPLICIT_ID, saying why; the database stays usable', async (t) => {
+      // A database whose user got the last 32-bit id (by hand, or by an older import).
+      const source = await build(t, 'sqlite');
+      const edge = await source.createUser({ id: MAX_ID, username: 'edge' });
+      await source.createToken(edge.id);
+      const dir = mkdtempSync(join(tmpdir(), 'tokend-transfer-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const file = join(dir, 'export.jsonl');
+      const exported = await runCli(['export', '--file', file], {
+        env: { DATABASE_URL: source.database.url },
+      });
+      assert.equal(exported.code, 0, exported.stderr);
+
+      const database = await createTestDatabase(target);
+      t.after(() => database.drop());
+      const env = { DATABASE_URL: database.url };
+      const r = await runCli(['import', '--file', file], { env });
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(
+        r.stderr,
+        new RegExp(`line 2: users: id ${MAX_ID} is above ${MAX_EXPLICIT_ID}, the largest id tokend takes`),
+      );
+      // Nothing was written, and new users and their tokens get ids as before.
+      const created = await runCli(['user', 'create', '--username', 'after', '--password', 'pw', '--json'], {
+        env,
+      });
+      assert.equal(created.code, 0, created.stderr);
+      assert.equal(onlyJson(created).id, 1);
+      const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4' });
+      config.database = database.config;
+      const app = await buildApp(config, { store: await openStore(database.config) });
+      t.after(() => app.close());
+      const login = await app.inject({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        payload: { username: 'after', password: 'pw' },
+      });
+      assert.equal(login.statusCode, 200, login.body);
     });
   });
 }

@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rowToToken, rowToUser } from '../../src/ripple/import.ts';
+import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
 
 const BCRYPT = `$2a$04$${'a'.repeat(53)}`;
 const user = (over: Record<string, unknown> = {}) => ({
@@ -39,13 +40,28 @@ describe('rowToUser', () => {
     assert.equal((rowToUser(user({ register_datetime: 0 }), 99) as { created_at: number }).created_at, 99);
   });
   it('takes big integers handed over as strings or bigints, and names from byte buffers', () => {
-    const u = rowToUser(user({ id: '2147483647', privileges: 3n, username: Buffer.from('Zoë') }), 1);
-    assert.deepEqual([(u as { id: number }).id, (u as { privileges: number }).privileges], [2147483647, 3]);
+    const u = rowToUser(
+      user({ id: String(MAX_EXPLICIT_ID), privileges: 3n, username: Buffer.from('Zoë') }),
+      1,
+    );
+    assert.deepEqual(
+      [(u as { id: number }).id, (u as { privileges: number }).privileges],
+      [MAX_EXPLICIT_ID, 3],
+    );
     assert.equal((u as { username_safe: string }).username_safe, 'zoë');
   });
   it('refuses what tokend cannot hold, saying why', () => {
-    assert.match(reason(rowToUser(user({ id: 0 }), 1))!, /id is out of range/);
-    assert.match(reason(rowToUser(user({ id: '2147483648' }), 1))!, /id is out of range/);
+    assert.match(reason(rowToUser(user({ id: 0 }), 1))!, /id 0 is below 1/);
+    assert.match(reason(rowToUser(user({ id: -7n }), 1))!, /id -7 is below 1/);
+    // The ids above MAX_EXPLICIT_ID are left to the ids tokend generates (src/store/ids.ts).
+    for (const id of [MAX_EXPLICIT_ID + 1, '2147483647', '2147483648', '99999999999999999999'])
+      assert.match(
+        reason(rowToUser(user({ id }), 1))!,
+        new RegExp(`id ${String(id)} is above ${MAX_EXPLICIT_ID}`),
+        String(id),
+      );
+    assert.match(reason(rowToUser(user({ id: 1.5 }), 1))!, /id "1.5" is not an integer/);
+    assert.match(reason(rowToUser(user({ username: 'Ρaul' }), 1))!, /may not mix Latin and Greek letters/);
     assert.match(
       reason(rowToUser(user({ privileges: 2 ** 31 }), 1))!,
       /privileges 2147483648 is out of range/,
@@ -75,6 +91,8 @@ describe('rowToToken', () => {
     });
   });
   it('refuses what tokend cannot hold, saying why', () => {
+    assert.match(reason(rowToToken(token({ id: 2147483647 })))!, /id 2147483647 is above/);
+    assert.match(reason(rowToToken(token({ id: -1 })))!, /id -1 is below 1/);
     assert.match(reason(rowToToken(token({ user: '5a' })))!, /user "5a" is not a user id/);
     assert.match(reason(rowToToken(token({ user: '0' })))!, /not a user id/);
     assert.match(reason(rowToToken(token({ token: 'abc' })))!, /not the MD5 hex/);

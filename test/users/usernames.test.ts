@@ -71,4 +71,26 @@ describe('tokend user create and usernames', () => {
     const ok = await h.json(['user', 'create', '--username', 'Ünïcode Ｎａｍｅ', '--password', 'p']);
     assert.equal(ok.username, 'Ünïcode Ｎａｍｅ');
   });
+
+  it('refuses a name mixing Latin, Greek and Cyrillic letters, once in NFKC; one script is fine', async (t) => {
+    const h = await cliHarness(t);
+    for (const [name, scripts] of [
+      ['\u0430lice', 'Latin and Cyrillic'], // Cyrillic "а"
+      ['ＰΑＹ', 'Latin and Greek'], // fullwidth Latin around a Greek capital alpha
+      ['\u{1d41a}dmin\u0456', 'Latin and Cyrillic'], // mathematical bold "a" (Latin in NFKC), Cyrillic "і"
+      ['\u03bf\u043e', 'Greek and Cyrillic'], // Greek and Cyrillic "o"
+    ]) {
+      const r = await h.cli(['user', 'create', '--username', name!, '--password', 'p']);
+      assert.equal(r.code, 1, name);
+      assert.match(r.stderr, new RegExp(`--username: a username may not mix ${scripts} letters`), name);
+    }
+    for (const name of ['Алиса', 'Σωκράτης', 'Straße 42', 'Zoë_99']) {
+      const r = await h.cli(['user', 'create', '--username', name, '--password', 'p']);
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+    }
+    // Longer than a username may be once normalised: refused with a reason, not a database error.
+    const long = await h.cli(['user', 'create', '--username', '\ufdfa'.repeat(16), '--password', 'p']);
+    assert.equal(long.code, 1);
+    assert.match(long.stderr, /longer than 255 characters once normalised/);
+  });
 });

@@ -2,6 +2,7 @@
 // into DATABASE_URL, keeping ids, passwords and token secrets working.
 import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type LeafCommand } from '../command.ts';
+import { MAX_EXPLICIT_ID } from '../../store/ids.ts';
 
 /** Skipped rows listed in the text output; --json lists them all. */
 const LISTED_SKIPS = 20;
@@ -27,8 +28,10 @@ export const importRippleCommand: LeafCommand = {
     'refused with 418 as before). Tokens keep their ids and secrets: a token stored as an MD5 hash\n' +
     'authenticates, and its hash is replaced by a SHA-256 one on its first use. A token with more\n' +
     'privileges than its owner may hold keeps only those it may. A row that cannot be imported is skipped\n' +
-    'and reported with the reason; rows imported before are left as they are, so the import can run again\n' +
-    '(say, once more just before switching clients over). The schema of DATABASE_URL is migrated first.',
+    `and reported with the reason: among them ids below 1 or above ${MAX_EXPLICIT_ID} (the ids above are kept for\n` +
+    'the rows tokend makes) and usernames "tokend user create" refuses. Rows imported before are left as\n' +
+    'they are, so the import can run again (say, once more just before switching clients over). The\n' +
+    'schema of DATABASE_URL is migrated first.',
   examples: [
     'DATABASE_URL=postgres://tokend@db/tokend tokend import-ripple --from mysql://ripple:PASSWORD@127.0.0.1:3306/ripple --dry-run',
     'tokend import-ripple --from mysql://ripple@127.0.0.1:3306/ripple --json',
@@ -66,9 +69,13 @@ export const importRippleCommand: LeafCommand = {
         dryRun,
         now: nowSeconds(),
         progress: terminal
-          ? (table, done, total) =>
-              process.stderr.write(`\r${table}: ${done} of ${total} read${done >= total ? '\n' : ''}`)
+          ? (table, done, total, skipped) =>
+              process.stderr.write(
+                `\r${table}: ${done} of ${total} read, ${skipped} skipped${done >= total ? '\n' : ''}`,
+              )
           : undefined,
+      }).catch((err: unknown) => {
+        throw err instanceof RippleSourceError ? new CliError(err.message) : err;
       });
       const verb = dryRun ? 'would import' : 'imported';
       const lines = [

@@ -5,6 +5,7 @@ import { createReadStream, createWriteStream, statSync, type ReadStream, type Wr
 import { once, type EventEmitter } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import { CliError, type LeafCommand } from '../command.ts';
+import { MAX_EXPLICIT_ID } from '../../store/ids.ts';
 
 const fileOption = (verb: string) =>
   ({ type: 'string', value: 'PATH', required: true, description: `the JSON Lines file to ${verb}` }) as const;
@@ -107,7 +108,8 @@ export const importCommand: LeafCommand = {
   summary: 'Load a file made by "tokend export" into DATABASE_URL, which must be empty',
   description:
     'The schema is migrated first. Everything is loaded in one transaction: a bad or cut-off file\n' +
-    'leaves the database unchanged. Ids are kept, so existing tokens keep working.',
+    'leaves the database unchanged. Ids are kept, so existing tokens keep working; a file with an id\n' +
+    `above ${MAX_EXPLICIT_ID} is refused (the ids above it are kept for the rows tokend makes).`,
   examples: ['DATABASE_URL=postgres://tokend@db/tokend tokend import --file tokend.jsonl'],
   options: { file: fileOption('read') },
   async run(args, ctx) {

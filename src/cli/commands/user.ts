@@ -1,7 +1,7 @@
 // tokend user …: create users and manage their privileges, bans and passwords.
 import { isBanned, UserPrivilege, userPrivilegeNames } from '../../auth/privileges.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
-import { MAX_ID } from '../../store/schema.ts';
+import { explicitIdProblem, MAX_EXPLICIT_ID } from '../../store/ids.ts';
 import { CURRENT_PASSWORD_VERSION, LEGACY_PASSWORD_VERSION } from '../../users/passwords.ts';
 import {
   findUserById,
@@ -74,7 +74,7 @@ const create: LeafCommand = {
       type: 'string',
       value: 'N',
       aliases: ['id'],
-      description: 'an explicit user id (default: the next free id)',
+      description: `an explicit user id, 1 to ${MAX_EXPLICIT_ID} (default: the next free id)`,
     },
     privileges: {
       type: 'string',
@@ -93,7 +93,12 @@ const create: LeafCommand = {
     const username = args.string('username').trim();
     const problem = usernameProblem(username);
     if (problem !== undefined) throw new CliError(`--username: ${problem}`, args.command);
-    const id = args.optionalInteger('user-id', 1, MAX_ID);
+    const rawId = args.optionalString('user-id')?.trim();
+    if (rawId !== undefined && !/^\d+$/.test(rawId))
+      throw new CliError(`--user-id: expected an integer, got ${JSON.stringify(rawId)}`, args.command);
+    const id = rawId === undefined ? undefined : Number(rawId);
+    const idProblem = id === undefined ? undefined : explicitIdProblem(id);
+    if (idProblem !== undefined) throw new CliError(`--user-id: ${idProblem}`, args.command);
     const rawPrivileges = args.optionalString('privileges');
     const privileges =
       rawPrivileges === undefined ? ACTIVE : parseUserPrivileges(rawPrivileges, args.command);
