@@ -1,5 +1,6 @@
 // WORKERS=2 without Redis: the workers share one login limit through the primary process, a worker that
-// dies is replaced, and SIGTERM drains every worker before the primary exits 0.
+// dies is replaced without losing the connections that come after its death, and SIGTERM drains every
+// worker before the primary exits 0.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from '../helpers/databases.ts';
@@ -7,7 +8,8 @@ import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
-import { request, startTokend, type TokendProcess } from '../helpers/real-server.ts';
+import { http, request, startTokend, type TokendProcess } from '../helpers/real-server.ts';
+import { within } from '../helpers/waiting.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 
@@ -130,3 +132,63 @@ for (const [how, args, extraEnv] of cases) {
     );
   });
 }
+
+describe('WORKERS=2: a worker killed between requests of a stream', () => {
+  it(
+    'loses no connection: every request that arrives after the kill is answered by a live worker',
+    { timeout: 120_000 },
+    async (t) => {
+      const database = await createTestDatabase('sqlite');
+      t.after(() => database.drop());
+      const server = await startTokend({ DATABASE_URL: database.url, LOG_LEVEL: 'info', WORKERS: '2' });
+      t.after(async () => {
+        await server.stop();
+      });
+      await waitFor('both workers listen', server, () => listeningWorkers(server).length === 2);
+
+      // Each request on a connection of its own, so each is given to a worker anew; a hang shows as an error.
+      const ping = async (): Promise<string> => {
+        try {
+          const r = await within(
+            15_000,
+            'GET /ping',
+            http({ port: server.port, path: '/api/v1/ping', headers: { connection: 'close' } }),
+          );
+          return r.status === 200 && (JSON.parse(r.body) as { code?: unknown }).code === 200
+            ? 'answered'
+            : `status ${r.status}: ${r.body}`;
+        } catch (err) {
+          return (err as { code?: string }).code ?? String(err);
+        }
+      };
+      const outcomes: string[] = [];
+      const wave = async () => {
+        outcomes.push(...(await Promise.all(Array.from({ length: 16 }, ping))));
+      };
+
+      // The kill falls between two waves, when no request is in a worker's hands: a request the killed
+      // worker had already taken dies with it, which no server can prevent. Whatever comes after the kill,
+      // before and while the primary notices the death and starts a replacement, must be answered.
+      const killed: number[] = [];
+      for (let round = 1; round <= 2; round++) {
+        await wave();
+        await wave();
+        const victim = listeningWorkers(server).find((pid) => !killed.includes(pid));
+        assert.ok(victim !== undefined, server.output());
+        process.kill(victim, 'SIGKILL');
+        killed.push(victim);
+        await wave();
+        await wave();
+        await waitFor(
+          'a replacement worker listens',
+          server,
+          () => listeningWorkers(server).length === 2 + round,
+        );
+      }
+      await wave();
+      const failed = outcomes.filter((o) => o !== 'answered');
+      assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} requests were not answered`);
+      assert.equal(outcomes.length, 16 * 9);
+    },
+  );
+});
