@@ -1,7 +1,7 @@
 // WORKERS=N (or `tokend serve --workers N`): the primary process migrates the database once, forks N
-// workers that share the listening port, keeps the login rate limit for all of them (so 5 attempts means
-// 5 on the whole machine when there is no Redis), restarts a worker that dies unexpectedly, and on
-// SIGTERM/SIGINT asks every worker to drain, then exits 0 once all of them have.
+// workers that share the listening socket (each accepts from it), keeps the login rate limit for all of
+// them (so 5 attempts means 5 on the whole machine when there is no Redis), restarts a worker that dies
+// unexpectedly, and on SIGTERM/SIGINT asks every worker to drain, then exits 0 once all of them have.
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.ts';
 import { migrateDatabase } from './store/database.ts';
@@ -58,6 +58,13 @@ export async function runPrimary(config: Config): Promise<void> {
   let restartDelay = FIRST_RESTART_DELAY_MS;
   let lastUnexpectedDeath = 0;
 
+  // Each worker accepts from the one listening socket itself (SCHED_NONE), instead of the primary
+  // accepting every connection and handing it to a worker over IPC (node:cluster's round-robin default).
+  // A connection handed to a worker that is killed before it takes it stays open in the primary, never
+  // answered and never given to another worker: the client waits until it times out. Here a connection
+  // waits in the socket's queue until a live worker accepts it; only what a killed worker already held
+  // dies with it. Set before the first fork, which freezes the policy.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   const fork = (): Worker => cluster.fork();
 
   cluster.on('listening', (worker, address) => {

@@ -62,6 +62,12 @@ export const LIST_TOKENS_SCOPE = 'read_confidential';
 const hasScope = (granted: string, scope: string): boolean => granted.split(' ').includes(scope);
 
 export const FIX_PRIVILEGES_NEEDS = TokenPrivilege.ManageUser | TokenPrivilege.APIMeta;
+/**
+ * Revoking a token by id needs Write among the API token's effective privileges: a privileges-0 token, a
+ * web session (no privileges) and a banned owner's token cannot; a bearer token never can. Deleting the
+ * token in use (/tokens/self) needs none.
+ */
+export const REVOKE_BY_ID_NEEDS = TokenPrivilege.Write;
 
 /** 401 unless the request's effective privileges include every bit of `needed`. */
 export function lacksPrivileges(
@@ -259,6 +265,8 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         401,
         'A bearer token cannot revoke other tokens: it may only delete itself (/tokens/self). Use an API token.',
       );
+    const refused = lacksPrivileges(identity, REVOKE_BY_ID_NEEDS, reply);
+    if (refused) return refused;
     if (request.validationError)
       return sendEnvelope(
         reply,
@@ -275,7 +283,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     lastUsed.forget(tokenId);
     return sendEnvelope(reply, 200, 'The token has been deleted.');
   };
-  // attachValidation: the credential is checked first (401), then the id (400).
+  // attachValidation: the credential and its privileges are checked first (401), then the id (400).
   const byId = { schema: deleteByIdSchema, attachValidation: true, config: { identify: true } };
   app.post('/tokens/:id/delete', byId, deleteById);
   app.delete('/tokens/:id', byId, deleteById);

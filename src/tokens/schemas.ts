@@ -132,11 +132,13 @@ export const deleteSelfSchema = {
 } as const;
 
 // The routes using it set attachValidation: a malformed id reaches the handler, which answers 401 for a
-// missing credential before 400 for the id.
+// missing credential or privilege before 400 for the id.
 export const deleteByIdSchema = {
   tags: ['tokens'],
   summary: "Revoke one of the caller's public tokens by id",
-  description: "404 when the id is not one of the caller's tokens, whether or not it exists.",
+  description:
+    'Needs an API token with Write among its effective privileges (401 otherwise; a bearer token never ' +
+    "can). 404 when the id is not one of the caller's tokens, whether or not it exists.",
   params: {
     type: 'object',
     properties: { id: { type: 'string', pattern: '^[0-9]+$', description: 'Token id (an integer).' } },

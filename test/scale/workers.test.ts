@@ -1,5 +1,6 @@
 // WORKERS=2 without Redis: the workers share one login limit through the primary process, a worker that
-// dies is replaced, and SIGTERM drains every worker before the primary exits 0.
+// dies is replaced without losing the connections that come after its death, and SIGTERM drains every
+// worker before the primary exits 0.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from '../helpers/databases.ts';
@@ -8,6 +9,7 @@ import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { http, request, startTokend, type TokendProcess } from '../helpers/real-server.ts';
+import { within } from '../helpers/waiting.ts';
 
 const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 
@@ -16,6 +18,7 @@ interface LogLine {
   pid?: number;
   worker?: number;
   role?: string;
+  req?: { method?: string; url?: string };
 }
 
 const logLines = (server: TokendProcess): LogLine[] =>
@@ -83,32 +86,40 @@ for (const [how, args, extraEnv] of cases) {
           now: nowSeconds(),
         });
 
-        const statuses = (
-          await Promise.all(
+        // Login attempts, 12 at a time, each on a new connection. Each worker accepts from the shared socket,
+        // so the kernel decides which one takes a connection and a whole batch may go to one worker: batches
+        // go on until both workers have had some attempts (a worker logs a request as it comes in).
+        const attemptsAt = () =>
+          logLines(server).filter(
+            (l) => l.msg === 'incoming request' && l.req?.method === 'POST' && l.req.url === '/api/v1/tokens',
+          );
+        const statuses: number[] = [];
+        for (let batch = 1; batch <= 6; batch++) {
+          const answers = await Promise.all(
             Array.from({ length: 12 }, (_, i) =>
               request(`${server.baseUrl}/tokens`, {
                 method: 'POST',
-                // A new connection per request, so the primary spreads them over the workers.
                 headers: { connection: 'close' },
                 json: { id: userId, password: i % 2 === 0 ? 'dora-pw' : 'wrong' },
               }),
             ),
-          )
-        ).map((r) => r.status);
+          );
+          statuses.push(...answers.map((r) => r.status));
+          await waitFor('every attempt is logged', server, () => attemptsAt().length === statuses.length);
+          if (new Set(attemptsAt().map((l) => l.pid)).size === 2) break;
+        }
+        t.diagnostic(`login statuses over 2 workers: ${statuses.join(',')}`);
+        assert.equal(
+          new Set(attemptsAt().map((l) => l.pid)).size,
+          2,
+          'both workers had some of the attempts',
+        );
+        // 5 in all, whichever worker counted them.
         assert.equal(statuses.filter((s) => s !== 429).length, 5, statuses.join(','));
         assert.ok(
           statuses.every((s) => s === 200 || s === 403 || s === 429),
           statuses.join(','),
         );
-        t.diagnostic(`login statuses over 2 workers: ${statuses.join(',')}`);
-        // A worker logs "request completed" after it has answered, so its line may still be on its way.
-        const answeredBy = () =>
-          new Set(
-            logLines(server)
-              .filter((l) => l.msg === 'request completed')
-              .map((l) => l.pid),
-          );
-        await waitFor('both workers answered some of the attempts', server, () => answeredBy().size === 2);
 
         // Whichever worker takes a scrape answers it with its own figures, and only with the token.
         for (let i = 0; i < 4; i++) {
@@ -118,7 +129,7 @@ for (const [how, args, extraEnv] of cases) {
             headers: { authorization: `Bearer ${metricsToken}`, connection: 'close' },
           });
           assert.equal(scrape.status, 200, scrape.body);
-          assert.match(scrape.body, /^tokend_login_attempts_total\{outcome="ok"\} \d+$/m);
+          assert.match(scrape.body, /^tokend_login_attempts_total\{outcome="\w+"\} \d+$/m);
         }
         const anonymous = await http({
           port: server.port,
@@ -153,3 +164,63 @@ for (const [how, args, extraEnv] of cases) {
     );
   });
 }
+
+describe('WORKERS=2: a worker killed between requests of a stream', () => {
+  it(
+    'loses no connection: every request that arrives after the kill is answered by a live worker',
+    { timeout: 120_000 },
+    async (t) => {
+      const database = await createTestDatabase('sqlite');
+      t.after(() => database.drop());
+      const server = await startTokend({ DATABASE_URL: database.url, LOG_LEVEL: 'info', WORKERS: '2' });
+      t.after(async () => {
+        await server.stop();
+      });
+      await waitFor('both workers listen', server, () => listeningWorkers(server).length === 2);
+
+      // Each request on a connection of its own, so each is given to a worker anew; a hang shows as an error.
+      const ping = async (): Promise<string> => {
+        try {
+          const r = await within(
+            15_000,
+            'GET /ping',
+            http({ port: server.port, path: '/api/v1/ping', headers: { connection: 'close' } }),
+          );
+          return r.status === 200 && (JSON.parse(r.body) as { code?: unknown }).code === 200
+            ? 'answered'
+            : `status ${r.status}: ${r.body}`;
+        } catch (err) {
+          return (err as { code?: string }).code ?? String(err);
+        }
+      };
+      const outcomes: string[] = [];
+      const wave = async () => {
+        outcomes.push(...(await Promise.all(Array.from({ length: 16 }, ping))));
+      };
+
+      // The kill falls between two waves, when no request is in a worker's hands: a request the killed
+      // worker had already taken dies with it, which no server can prevent. Whatever comes after the kill,
+      // before and while the primary notices the death and starts a replacement, must be answered.
+      const killed: number[] = [];
+      for (let round = 1; round <= 2; round++) {
+        await wave();
+        await wave();
+        const victim = listeningWorkers(server).find((pid) => !killed.includes(pid));
+        assert.ok(victim !== undefined, server.output());
+        process.kill(victim, 'SIGKILL');
+        killed.push(victim);
+        await wave();
+        await wave();
+        await waitFor(
+          'a replacement worker listens',
+          server,
+          () => listeningWorkers(server).length === 2 + round,
+        );
+      }
+      await wave();
+      const failed = outcomes.filter((o) => o !== 'answered');
+      assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} requests were not answered`);
+      assert.equal(outcomes.length, 16 * 9);
+    },
+  );
+});

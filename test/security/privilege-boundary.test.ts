@@ -15,7 +15,7 @@ import {
   registerClient,
   type TestClient,
 } from '../helpers/oauth.ts';
-import { UserPrivilege as U } from '../../src/auth/privileges.ts';
+import { TokenPrivilege, UserPrivilege as U } from '../../src/auth/privileges.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { startSession } from '../../src/auth/sessions.ts';
@@ -524,7 +524,8 @@ for (const dialect of DIALECTS) {
     it('need an Origin (or Referer) of this server; header credentials are unaffected', async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();
-      const secret = await apiToken(h, user, 0);
+      // Write: revoking another token by id needs it.
+      const secret = await apiToken(h, user, TokenPrivilege.Write);
       const other = await apiToken(h, user, 0);
       const otherId = body(
         await h.api({ method: 'GET', path: '/tokens/self', headers: { 'x-ripple-token': other } }),

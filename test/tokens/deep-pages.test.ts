@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { body, sharedHarness, type Harness } from '../helpers/app.ts';
+import { TokenPrivilege } from '../../src/auth/privileges.ts';
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
@@ -75,7 +76,11 @@ for (const dialect of DIALECTS) {
         private: i % 7 === 0,
         expires_at: i % 11 === 0 ? past : i % 13 === 0 ? later : null,
       }));
-      const { secret, id: credentialId } = await h.createToken(user.id, { description: 'credential' });
+      // Write: it also revokes one of the rows by id below.
+      const { secret, id: credentialId } = await h.createToken(user.id, {
+        description: 'credential',
+        privileges: TokenPrivilege.Write,
+      });
       const check = async () => {
         for (const [p, l] of [
           [11, 50],
@@ -120,8 +125,14 @@ for (const dialect of DIALECTS) {
         ],
         [
           'revoked through the API',
-          () =>
-            h.api({ method: 'DELETE', path: `/tokens/${ids[40]!}`, headers: { 'x-ripple-token': secret } }),
+          async () => {
+            const r = await h.api({
+              method: 'DELETE',
+              path: `/tokens/${ids[40]!}`,
+              headers: { 'x-ripple-token': secret },
+            });
+            assert.equal(r.statusCode, 200, r.body);
+          },
         ],
         ['issued through the service', () => h.createToken(user.id)],
       ];
