@@ -48,6 +48,7 @@ export interface Turn {
 interface Waiter {
   /** arrival order */
   seq: number;
+  abandoned: (() => boolean) | undefined;
   wake: () => void;
   refuse: (err: Error) => void;
 }
@@ -64,7 +65,8 @@ interface Line {
  * task of the lowest-ranked key, and when `maxWaiting` tasks wait, a task that would stand before the
  * last one in line takes its place (the last one is refused), any other is refused at once. So a key
  * may fill the queue while nobody else waits, but any key ranked below it takes its places back. A
- * task that had to wait, and whose `abandoned()` says so when its turn comes, is dropped unrun.
+ * waiting task whose `abandoned()` says so is dropped unrun: when its turn comes, or when the queue is
+ * full and another task arrives (a place held for a client that has gone is freed first).
  */
 export class Semaphore {
   private active = 0;
@@ -92,7 +94,9 @@ export class Semaphore {
     if (this.room && this.waitingCount === 0) this.active++;
     else {
       // The waker counts this task as active before waking it; a refused task never counted.
-      await new Promise<void>((wake, refuse) => this.wait(key, rank, { seq: this.arrivals++, wake, refuse }));
+      await new Promise<void>((wake, refuse) =>
+        this.wait(key, rank, { seq: this.arrivals++, abandoned: turn.abandoned, wake, refuse }),
+      );
       waited = true;
     }
     try {
@@ -105,6 +109,7 @@ export class Semaphore {
     }
   }
   private wait(key: string, rank: number, waiter: Waiter): void {
+    if (this.waitingCount >= this.maxWaiting) this.dropAbandoned();
     if (this.waitingCount >= this.maxWaiting) {
       // The newcomer is the latest arrival: it stands before the last in line only by a lower rank.
       const [lastKey, last] = this.end('last');
@@ -122,6 +127,14 @@ export class Semaphore {
       this.active++;
       this.remove(key, first!, first!.waiters.shift()!).wake();
     }
+  }
+  /** Refuses every waiting task whose client has gone, freeing its place. */
+  private dropAbandoned(): void {
+    for (const [key, line] of this.lines)
+      for (const waiter of line.waiters.filter((w) => w.abandoned?.() === true)) {
+        line.waiters.splice(line.waiters.indexOf(waiter), 1);
+        this.remove(key, line, waiter).refuse(new PasswordCheckAbandoned());
+      }
   }
   /** The line holding the first (lowest rank, oldest) or the last (highest rank, newest) waiting task. */
   private end(which: 'first' | 'last'): [string, Line | undefined] {
@@ -202,8 +215,8 @@ export class PasswordHasher {
    * tries less often than each of them is still answered, and an address that floods alone may still use
    * the whole queue. Throws PasswordQueueFull when PASSWORD_QUEUE_MAX checks already wait and none stands
    * after this one, or when a check that stands before it takes its place while it waits;
-   * PasswordCheckAbandoned when `turn.abandoned()` (the client hung up) by the time its turn comes. No
-   * bcrypt runs for any of them.
+   * PasswordCheckAbandoned when `turn.abandoned()` (the client hung up) by the time its turn comes, or
+   * when the queue is full as another check arrives. No bcrypt runs for any of them.
    */
   verify(password: string, storedHash: string, turn: Turn = {}): Promise<boolean> {
     return this.gate.run(async () => (await loadBcrypt()).verify(md5Hex(password), storedHash), turn);

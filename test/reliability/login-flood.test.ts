@@ -143,4 +143,35 @@ for (const dialect of DIALECTS)
       const tokens = await h.store.db.selectFrom('tokens').select('id').execute();
       assert.equal(tokens.length, 2);
     });
+
+    it('frees the places of hung-up clients for a login that finds the queue full', async (t) => {
+      const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', PASSWORD_QUEUE_MAX: '3' });
+      const ids = await slowUsers(h, 5, 'pw');
+      await h.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = h.app.server.address();
+      assert.ok(address && typeof address === 'object');
+      const send = (id: number) => {
+        const payload = JSON.stringify({ id, password: 'pw' });
+        const socket = connect(address.port, '127.0.0.1');
+        socket.write(
+          `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+        );
+        return socket;
+      };
+      // One check holds the only bcrypt slot; three more fill the queue and their clients hang up.
+      const first = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[0], password: 'pw' } });
+      await new Promise((r) => setTimeout(r, 20));
+      const quitters = ids.slice(1, 4).map(send);
+      await new Promise((r) => setTimeout(r, 50));
+      for (const s of quitters) s.destroy();
+      await new Promise((r) => setTimeout(r, 20));
+      // A login while the first check still runs: the queue is full of places nobody waits for.
+      const live = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[4], password: 'pw' } });
+      assert.equal((await first).statusCode, 200);
+      assert.equal((await live).statusCode, 200, (await live).body);
+      const outcomes = await loginOutcomes(h);
+      assert.equal(outcomes.ok, 2, JSON.stringify(outcomes));
+      assert.equal(outcomes['503'], 3, JSON.stringify(outcomes));
+    });
   });
