@@ -34,7 +34,7 @@ export class PasswordCheckAbandoned extends Error {
 
 /** Who asks for a task, and when to drop it. */
 export interface Turn {
-  /** true once the task's client has gone away: the task is then dropped when its turn comes */
+  /** true once the task's client has gone away: the task is then dropped unrun (see Semaphore) */
   abandoned?: () => boolean;
   /** whose task it is: waiting tasks take turns by key (for a password check: the client address) */
   key?: string;
