@@ -24,7 +24,7 @@ import { listing } from './scenarios/4-listing.ts';
 import { fixPrivileges } from './scenarios/5-fix-privileges.ts';
 import { startUp } from './scenarios/6-start-up.ts';
 import { workers } from './scenarios/7-workers.ts';
-import { loginFlood } from './scenarios/8-login-flood.ts';
+import { loginFlood, loginFloodManyAddresses } from './scenarios/8-login-flood.ts';
 import {
   MAX_READ_CONNECTIONS,
   SCENARIO_IDS,
@@ -124,12 +124,12 @@ interface Run {
 
 /**
  * A backend's run, in this order: start-up first, while no other server runs; then the scenarios
- * measured against one shared 1-worker tokend; the login flood on a tokend of its own; the profile;
+ * measured against one shared 1-worker tokend; the login floods, each on a tokend of its own; the profile;
  * fix_privileges last, since it rewrites a third of the seeded tokens.
  */
 const BEFORE_SHARED: OwnScenario[] = [startUp];
 const ON_SHARED_TOKEND: SharedScenario[] = [authenticatedRead, listing, tokenCreation, loginStorm, workers];
-const AFTER_SHARED: OwnScenario[] = [loginFlood];
+const AFTER_SHARED: OwnScenario[] = [loginFlood, loginFloodManyAddresses];
 const LAST: OwnScenario[] = [fixPrivileges];
 
 async function runBackend(run: Run, backend: Dialect, primary: boolean) {

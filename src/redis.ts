@@ -1,5 +1,6 @@
-// The Redis link (REDIS_URL): fails fast while Redis is away, reconnects by itself, and logs each outage
-// once when it starts and once when it ends (never per request, never the URL, which may hold a password).
+// The Redis link (REDIS_URL): fails fast while Redis is away or hangs, reconnects by itself, and logs each
+// outage once when it starts and once when it ends (never per request, never the URL, which may hold a
+// password).
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 
@@ -13,13 +14,21 @@ export interface LinkLogger {
 }
 
 export interface RedisTimeouts {
-  /** Longest wait for a TCP connection and the server's greeting (ms). */
+  /** Longest wait for a TCP connection (ms). */
   connectTimeoutMs: number;
-  /** Longest wait for a command's answer (ms); a late answer counts as an outage for that command. */
+  /**
+   * Longest wait for an answer (ms): a command not answered by then fails, and a connection that stays
+   * silent that long after a command is dropped (so that later commands fail at once, to the fallback,
+   * instead of each waiting) and made again.
+   */
   commandTimeoutMs: number;
 }
 
-export const DEFAULT_REDIS_TIMEOUTS: RedisTimeouts = { connectTimeoutMs: 1000, commandTimeoutMs: 1000 };
+/**
+ * Redis answers in well under a millisecond on a local network: 250 ms is an outage, and the most a
+ * hung Redis adds to a login (SECURITY.md, "Redis outage").
+ */
+export const DEFAULT_REDIS_TIMEOUTS: RedisTimeouts = { connectTimeoutMs: 1000, commandTimeoutMs: 250 };
 
 /** Reconnect delays grow to this and stay there for as long as Redis is away. */
 const MAX_RECONNECT_DELAY_MS = 2000;
@@ -40,6 +49,9 @@ export class RedisLink {
       maxRetriesPerRequest: 0,
       connectTimeout: timeouts.connectTimeoutMs,
       commandTimeout: timeouts.commandTimeoutMs,
+      // A connection that accepts commands and never answers (a hung server) is dropped, not waited on:
+      // until a new one is ready, commands fail at once.
+      socketTimeout: timeouts.commandTimeoutMs,
       retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
     });
     this.client.on('ready', () => {

@@ -35,6 +35,8 @@ export interface CounterSpec {
 export interface Counted {
   allowed: boolean;
   msBeforeNext: number;
+  /** attempts counted under the key in the current window, this one included */
+  consumed: number;
   fallback: boolean;
 }
 
@@ -131,7 +133,12 @@ export function makeCounter({ prefix, points, durationS, shared }: CounterSpec):
         res = rejection;
         allowed = false;
       }
-      return { allowed, msBeforeNext: res.msBeforeNext, fallback: isFallback(res) };
+      return {
+        allowed,
+        msBeforeNext: res.msBeforeNext,
+        consumed: res.consumedPoints,
+        fallback: isFallback(res),
+      };
     },
   };
 }

@@ -10,7 +10,9 @@ import type { Config } from '../config.ts';
 import { DEFAULT_REDIS_TIMEOUTS, RedisLink, type LinkLogger, type RedisTimeouts } from '../redis.ts';
 import type { Counter, CounterSpec } from './login-counters.ts';
 
-export type LimitDecision = { allowed: true } | { allowed: false; retryAfterS: number };
+export type LimitDecision =
+  /** `addressAttempts`: the client address's attempts in the window, this one included */
+  { allowed: true; addressAttempts: number } | { allowed: false; retryAfterS: number };
 
 /** Name the limiters in every store (and in the cluster primary, which keeps one limiter per name). */
 const KEY_PREFIX = 'login';
@@ -55,7 +57,7 @@ export class LoginLimiter {
     ]);
     // Both limits travel over one link: the per-user count tells whether Redis answered.
     this.noteSource(user.fallback);
-    if (user.allowed && client.allowed) return { allowed: true };
+    if (user.allowed && client.allowed) return { allowed: true, addressAttempts: client.consumed };
     const waits = [user, client].filter((c) => !c.allowed).map((c) => c.msBeforeNext);
     return { allowed: false, retryAfterS: Math.max(1, Math.ceil(Math.max(...waits) / 1000)) };
   }

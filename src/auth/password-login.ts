@@ -51,7 +51,12 @@ export async function checkPasswordLogin(
   if (user.password_version === LEGACY_PASSWORD_VERSION) return { kind: 'legacy-password' };
   let matches: boolean;
   try {
-    matches = await deps.passwords.verify(password, user.password_hash, abandoned);
+    // Checks wait in line by address and its attempts: a flood cannot starve quieter addresses.
+    matches = await deps.passwords.verify(password, user.password_hash, {
+      abandoned,
+      key: clientIp,
+      rank: decision.addressAttempts,
+    });
   } catch (err) {
     if (err instanceof PasswordQueueFull || err instanceof PasswordCheckAbandoned)
       return { kind: 'busy', retryAfterS: BUSY_RETRY_AFTER_S };

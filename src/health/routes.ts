@@ -1,6 +1,9 @@
 // Load-balancer probes at the server root: /health/live (the process answers) and /health/ready
-// (its dependencies answer too). Each dependency check is bounded, so a hung database makes the
-// probe say 503 promptly instead of hanging with it.
+// (the instance can serve: the dependencies it needs answer). Each dependency check is bounded, so a
+// hung database makes the probe say 503 promptly instead of hanging with it. A dependency the instance
+// serves without (Redis: the login limits fall back to a per-instance count) is reported as degraded,
+// and readiness stays 200: taking every instance out because a shared optional service is down would
+// stop a fleet that still works.
 import type { FastifyInstance } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
 import { isDraining } from './drain.ts';
@@ -10,6 +13,8 @@ export interface ReadinessCheck {
   name: string;
   /** Resolves when the dependency answers; rejects otherwise. */
   check: () => Promise<unknown>;
+  /** The instance serves without it: failing, it is reported as degraded and readiness stays 200. */
+  optional?: boolean;
 }
 
 export interface HealthOptions {
@@ -70,14 +75,21 @@ export async function healthRoutes(app: FastifyInstance, options: HealthOptions)
   app.get('/health/ready', { schema: healthSchema, logLevel: 'warn' }, async (_request, reply) => {
     if (isDraining(app.server)) return sendEnvelope(reply, 503, 'Not ready: shutting down.');
     const results = await Promise.all(
-      options.checks.map(
-        async ({ name, check }) => [name, await passesWithin(check, options.timeoutMs)] as const,
-      ),
+      options.checks.map(async ({ name, check, optional = false }) => {
+        const ok = await passesWithin(check, options.timeoutMs);
+        return { name, state: ok ? 'ok' : optional ? 'degraded' : 'failing' };
+      }),
     );
-    const checks = Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'ok' : 'failing']));
-    const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
-    if (failing.length > 0)
-      return sendEnvelope(reply, 503, `Not ready: ${failing.join(', ')} not answering.`, { checks });
+    const checks = Object.fromEntries(results.map(({ name, state }) => [name, state]));
+    const named = (state: string) =>
+      results
+        .filter((r) => r.state === state)
+        .map((r) => r.name)
+        .join(', ');
+    if (named('failing') !== '')
+      return sendEnvelope(reply, 503, `Not ready: ${named('failing')} not answering.`, { checks });
+    if (named('degraded') !== '')
+      return sendEnvelope(reply, 200, `ready, degraded: ${named('degraded')} not answering.`, { checks });
     return sendEnvelope(reply, 200, 'ready', { checks });
   });
 }

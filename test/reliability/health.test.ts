@@ -1,5 +1,5 @@
 // /health/live and /health/ready: envelopes, and a dependency that hangs makes readiness 503 within its
-// probe timeout instead of hanging the probe.
+// probe timeout instead of hanging the probe; an optional one (Redis) makes it degraded, still 200.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
@@ -49,6 +49,38 @@ describe('health probes', () => {
     assert.equal(body(r).code, 503);
     assert.match(body(r).message as string, /redis, broken, throws/);
     assert.equal((await app.inject({ url: '/health/live' })).statusCode, 200);
+  });
+
+  it('an optional dependency failing leaves ready at 200, degraded; a required one failing is still 503', async (t) => {
+    const app = Fastify();
+    t.after(() => app.close());
+    let databaseUp = true;
+    const never = new Promise<never>(() => {});
+    await app.register(healthRoutes, {
+      timeoutMs: 200,
+      checks: [
+        {
+          name: 'database',
+          check: () => (databaseUp ? Promise.resolve() : Promise.reject(new Error('down'))),
+        },
+        { name: 'redis', optional: true, check: () => never },
+      ],
+    });
+    const degraded = await within(2000, 'ready', app.inject({ url: '/health/ready' }));
+    assert.equal(degraded.statusCode, 200);
+    assert.deepEqual(body(degraded), {
+      code: 200,
+      message: 'ready, degraded: redis not answering.',
+      checks: { database: 'ok', redis: 'degraded' },
+    });
+    databaseUp = false;
+    const down = await within(2000, 'ready', app.inject({ url: '/health/ready' }));
+    assert.equal(down.statusCode, 503);
+    assert.deepEqual(body(down), {
+      code: 503,
+      message: 'Not ready: database not answering.',
+      checks: { database: 'failing', redis: 'degraded' },
+    });
   });
 
   it('passesWithin never rejects', async () => {

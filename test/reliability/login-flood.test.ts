@@ -1,5 +1,7 @@
 // A login flood cannot queue unbounded bcrypt work: beyond PASSWORD_QUEUE_MAX waiting checks a login is
-// answered 503 with Retry-After at once, and a check whose client hung up is dropped before it runs.
+// answered 503 with Retry-After at once, and a check whose client hung up is dropped before it runs. Nor
+// can a flood from many addresses keep a quieter address out of the queue: the address with the fewest
+// login attempts in the window goes first, and takes the place of the busiest address's check when full.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -8,6 +10,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
+import { eventually } from '../helpers/waiting.ts';
 
 /** Users whose stored hash has cost 12 (~0.25 s a check), so that checks certainly overlap. */
 async function slowUsers(h: Harness, count: number, password: string): Promise<number[]> {
@@ -53,6 +56,62 @@ for (const dialect of DIALECTS)
       assert.equal(tokens.length, 3);
     });
 
+    it('answers a quiet address while many addresses keep the queue full', async (t) => {
+      // The flood stays within its login limits (it spreads over users and time); here the limits are
+      // simply out of its reach, so that every flood attempt reaches the password queue.
+      const h = await build(t, dialect, {
+        BCRYPT_CONCURRENCY: '1',
+        PASSWORD_QUEUE_MAX: '8',
+        LOGIN_RATE_LIMIT: '1000000',
+        LOGIN_IP_RATE_LIMIT: '1000000',
+      });
+      const ids = await slowUsers(h, 41, 'pw');
+      const honest = ids.pop()!;
+      const attempts = Array<number>(40).fill(0);
+      const answers: Record<number, number> = {};
+      const inFlight = new Set<Promise<unknown>>();
+      // 40 addresses, each sending a login every 200 ms without waiting for the answers (a flood does
+      // not queue politely behind its own attempts).
+      const flood = setInterval(() => {
+        for (let i = 0; i < attempts.length; i++) {
+          attempts[i]!++;
+          const sent = h
+            .api({
+              method: 'POST',
+              path: '/tokens',
+              remoteAddress: `198.51.100.${i + 1}`,
+              payload: { id: ids[i], password: 'pw' },
+            })
+            .then((r) => (answers[r.statusCode] = (answers[r.statusCode] ?? 0) + 1));
+          inFlight.add(sent);
+          void sent.finally(() => inFlight.delete(sent));
+        }
+      }, 200);
+      try {
+        // The flood fills the queue (8 waiting behind the one check running) before the other address asks.
+        assert.ok(
+          await eventually(100, 20, async () => (answers[503] ?? 0) >= 100),
+          `the flood did not fill the queue: ${JSON.stringify(answers)}`,
+        );
+        const statuses: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const r = await h.api({
+            method: 'POST',
+            path: '/tokens',
+            remoteAddress: '203.0.113.5',
+            payload: { id: honest, password: 'pw' },
+          });
+          statuses.push(r.statusCode);
+        }
+        assert.deepEqual(statuses, [200, 200, 200, 200, 200], JSON.stringify(answers));
+      } finally {
+        clearInterval(flood);
+        await Promise.all(inFlight);
+      }
+      // The flood was being refused all along: the queue stayed full.
+      assert.ok((answers[503] ?? 0) > 100, JSON.stringify(answers));
+    });
+
     it('drops the checks of clients that hung up before their turn', async (t) => {
       const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', ...WITH_METRICS });
       const ids = await slowUsers(h, 8, 'pw');
@@ -83,5 +142,36 @@ for (const dialect of DIALECTS)
       assert.equal(outcomes['503'], 6, JSON.stringify(outcomes));
       const tokens = await h.store.db.selectFrom('tokens').select('id').execute();
       assert.equal(tokens.length, 2);
+    });
+
+    it('frees the places of hung-up clients for a login that finds the queue full', async (t) => {
+      const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', PASSWORD_QUEUE_MAX: '3' });
+      const ids = await slowUsers(h, 5, 'pw');
+      await h.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = h.app.server.address();
+      assert.ok(address && typeof address === 'object');
+      const send = (id: number) => {
+        const payload = JSON.stringify({ id, password: 'pw' });
+        const socket = connect(address.port, '127.0.0.1');
+        socket.write(
+          `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+        );
+        return socket;
+      };
+      // One check holds the only bcrypt slot; three more fill the queue and their clients hang up.
+      const first = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[0], password: 'pw' } });
+      await new Promise((r) => setTimeout(r, 20));
+      const quitters = ids.slice(1, 4).map(send);
+      await new Promise((r) => setTimeout(r, 50));
+      for (const s of quitters) s.destroy();
+      await new Promise((r) => setTimeout(r, 20));
+      // A login while the first check still runs: the queue is full of places nobody waits for.
+      const live = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[4], password: 'pw' } });
+      assert.equal((await first).statusCode, 200);
+      assert.equal((await live).statusCode, 200, (await live).body);
+      const outcomes = await loginOutcomes(h);
+      assert.equal(outcomes.ok, 2, JSON.stringify(outcomes));
+      assert.equal(outcomes['503'], 3, JSON.stringify(outcomes));
     });
   });

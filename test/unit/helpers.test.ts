@@ -153,10 +153,7 @@ describe('the password-check queue', () => {
     const ran: string[] = [];
     const first = gate.run(() => new Promise<void>((r) => (release = r)).then(() => void ran.push('first')));
     let gone = false;
-    const second = gate.run(
-      async () => void ran.push('second'),
-      () => gone,
-    );
+    const second = gate.run(async () => void ran.push('second'), { abandoned: () => gone });
     const third = gate.run(async () => void ran.push('third'));
     assert.equal(gate.queued, 2);
     await assert.rejects(
@@ -172,5 +169,29 @@ describe('the password-check queue', () => {
     assert.equal(gate.queued, 0);
     await gate.run(async () => void ran.push('later'));
     assert.deepEqual(ran, ['first', 'third', 'later']);
+  });
+
+  it('takes turns by key, lowest rank first; when full, a task that stands before the last one takes its place', async () => {
+    const { Semaphore, PasswordQueueFull } = await import('../../src/users/passwords.ts');
+    const gate = new Semaphore(1, 3);
+    let release!: () => void;
+    const ran: string[] = [];
+    const task = (key: string, rank: number) => gate.run(async () => void ran.push(key), { key, rank });
+    const first = gate.run(() => new Promise<void>((r) => (release = r)).then(() => void ran.push('first')));
+    const a = task('a', 9);
+    const b = task('b', 2);
+    const c = task('c', 9);
+    // Full. Rank 9 ties with the last in line (c, the later of the two 9s): refused.
+    await assert.rejects(task('d', 9), PasswordQueueFull);
+    // Rank 1 stands before c and takes its place; c is refused.
+    const e = task('e', 1);
+    await assert.rejects(c, PasswordQueueFull);
+    // A key's latest rank ranks all its waiting tasks: b, now at 12, is last, and its new task refused.
+    await assert.rejects(task('b', 12), PasswordQueueFull);
+    assert.equal(gate.queued, 3);
+    release();
+    await Promise.all([first, a, b, e]);
+    assert.deepEqual(ran, ['first', 'e', 'a', 'b']);
+    assert.equal(gate.queued, 0);
   });
 });
