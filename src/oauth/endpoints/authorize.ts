@@ -17,7 +17,7 @@ import {
   UnsupportedResponseType,
   errorBody,
 } from '../errors.ts';
-import { CODE_TTL_S } from '../issue.ts';
+import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
@@ -143,6 +143,7 @@ async function redirectWithCode(
     used: 0,
     created_at: now,
   });
+  await endCodesBeyond(deps.db, user.userId, authz.client.id, deps.grants);
   return redirectBack(reply, authz, { code }, status);
 }
 
