@@ -145,22 +145,18 @@ export async function rotateGrant(
   return response;
 }
 
-/** After a code was stored: the user's unexchanged codes beyond the bounds end, the oldest first. */
+/**
+ * After a code was stored: the user's unexchanged codes beyond the bounds end, the oldest first. The new
+ * code always stays (codes carry their time in seconds, so several of one second have no order).
+ */
 export async function endCodesBeyond(
   db: Db,
-  userId: number,
-  clientId: string,
+  code: { code_hash: string; user_id: number; client_id: string },
   bounds: OAuthGrantBounds,
 ): Promise<void> {
   const end = (hashes: string[]) => deleteCodes(db, hashes);
-  await endOldestBeyond(
-    bounds.perClient,
-    (offset, limit) => unexchangedCodes(db, userId, clientId, offset, limit),
-    end,
-  );
-  await endOldestBeyond(
-    bounds.perUser,
-    (offset, limit) => unexchangedCodes(db, userId, undefined, offset, limit),
-    end,
-  );
+  const others = (clientId: string | undefined) => (offset: number, limit: number) =>
+    unexchangedCodes(db, code.user_id, clientId, code.code_hash, offset, limit);
+  await endOldestBeyond(bounds.perClient - 1, others(code.client_id), end);
+  await endOldestBeyond(bounds.perUser - 1, others(undefined), end);
 }

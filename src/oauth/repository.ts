@@ -191,11 +191,15 @@ export async function deleteAccessTokens(db: Db, ids: readonly number[]): Promis
   return Number(result.numDeletedRows);
 }
 
-/** The user's codes not yet exchanged, newest first; only those of `clientId` when given. */
+/**
+ * The user's codes not yet exchanged but `except`, newest first (codes of one second in no set order);
+ * only those of `clientId` when given.
+ */
 export async function unexchangedCodes(
   db: Db,
   userId: number,
   clientId: string | undefined,
+  except: string,
   offset: number,
   limit: number,
 ): Promise<string[]> {
@@ -203,7 +207,8 @@ export async function unexchangedCodes(
     .selectFrom('oauth_codes')
     .select('code_hash')
     .where('user_id', '=', userId)
-    .where('used', '=', 0);
+    .where('used', '=', 0)
+    .where('code_hash', '<>', except);
   if (clientId !== undefined) query = query.where('client_id', '=', clientId);
   const rows = await query
     .orderBy('created_at', 'desc')

@@ -132,7 +132,7 @@ async function redirectWithCode(
 ) {
   const code = newOAuthSecret();
   const now = deps.now();
-  await insertCode(deps.db, {
+  const row = {
     code_hash: sha256Hex(code),
     client_id: authz.client.id,
     user_id: user.userId,
@@ -142,8 +142,9 @@ async function redirectWithCode(
     expires_at: now + CODE_TTL_S,
     used: 0,
     created_at: now,
-  });
-  await endCodesBeyond(deps.db, user.userId, authz.client.id, deps.grants);
+  };
+  await insertCode(deps.db, row);
+  await endCodesBeyond(deps.db, row, deps.grants);
   return redirectBack(reply, authz, { code }, status);
 }
 
