@@ -482,7 +482,11 @@ const oauthBounds: MigrationFactory = (dialect) => {
         await db.schema.createIndex(name).on(table).columns(columns).execute();
     },
     async down(db: AnyDb) {
-      for (const [name, table] of [...indexes].reverse()) {
+      for (const [name, table, columns] of [...indexes].reverse()) {
+        // MySQL may have dropped the index it made for the foreign key on user_id once one of these could
+        // serve it: a plain one takes over first.
+        if (dialect === 'mysql' && columns[0] === 'user_id')
+          await db.schema.createIndex(`${table}_user_id`).on(table).column('user_id').execute();
         const drop = db.schema.dropIndex(name);
         await (dialect === 'mysql' ? drop.on(table) : drop).execute();
       }
