@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config.ts';
 import { createClient } from '../../src/oauth/clients.ts';
-import { ACCESS_TOKENS_PER_GRANT, startGrant } from '../../src/oauth/issue.ts';
+import { ACCESS_TOKENS_PER_GRANT, issueTokenPair } from '../../src/oauth/issue.ts';
 import { newOAuthSecret, sha256Hex } from '../../src/oauth/secrets.ts';
 import type { Db } from '../../src/store/database.ts';
 import { alternate, combine, load, warmUp } from '../load.ts';
@@ -96,7 +96,8 @@ export const oauthRefreshFlood: OwnScenario = {
     });
     const refreshTokens: string[] = [];
     for (let i = 0; i < GRANTS; i++) {
-      const issued = await startGrant(
+      // As a code exchange issues them (the bench has no browser to approve one).
+      const issued = await issueTokenPair(
         store.db,
         {
           clientId: client.id,
@@ -105,7 +106,6 @@ export const oauthRefreshFlood: OwnScenario = {
           family: sha256Hex(newOAuthSecret()),
         },
         now,
-        config.oauthGrants,
       );
       refreshTokens.push(issued.refresh_token!);
     }

@@ -12,12 +12,14 @@ import { endOldestBeyond } from '../auth/mint.ts';
 import type { Db } from '../store/database.ts';
 import {
   accessTokenIdsOfFamily,
+  claimCode,
   claimRefreshToken,
   deleteAccessTokens,
   deleteCodes,
   insertAccessToken,
   insertRefreshToken,
   liveGrantFamilies,
+  lockUser,
   revokeFamilies,
   unexchangedCodes,
 } from './repository.ts';
@@ -98,16 +100,21 @@ export async function issueTokenPair(
 }
 
 /**
- * A new grant (a code exchanged): its first access and refresh tokens. The user's grants beyond the
- * bounds, with this application and in all, end, the one refreshed longest ago first. Run it in the
- * transaction that claims the code.
+ * A new grant: claims the code `codeHash` and issues the grant's first access and refresh tokens; the
+ * user's grants beyond the bounds, with this application and in all, end, the one refreshed longest ago
+ * first. Undefined when the code was already exchanged (another request won the race). Run it in a
+ * transaction; it locks the user's row before anything else (lockUser: MySQL's foreign key checks
+ * would otherwise share-lock it first, and two exchanges would each wait for the other).
  */
 export async function startGrant(
   db: Db,
+  codeHash: string,
   grant: Grant,
   now: number,
   bounds: OAuthGrantBounds,
-): Promise<TokenResponse> {
+): Promise<TokenResponse | undefined> {
+  await lockUser(db, grant.userId);
+  if (!(await claimCode(db, codeHash))) return undefined;
   const response = await issueTokenPair(db, grant, now);
   const end = (families: string[]) => revokeFamilies(db, families);
   await endOldestBeyond(
@@ -126,7 +133,8 @@ export async function startGrant(
 /**
  * A refresh: rotates the refresh token `spentId` (kept SPENT_REFRESH_TOKEN_KEEP_S for reuse detection)
  * and issues the grant's next pair; the grant's access tokens beyond ACCESS_TOKENS_PER_GRANT end.
- * Undefined when the token was already rotated (another request won the race). Run it in a transaction.
+ * Undefined when the token was already rotated or its grant ended (another request won the race). Run
+ * it in a transaction; it locks the user's row before anything else, as startGrant does.
  */
 export async function rotateGrant(
   db: Db,
@@ -135,6 +143,7 @@ export async function rotateGrant(
   now: number,
   refreshScope: string,
 ): Promise<TokenResponse | undefined> {
+  await lockUser(db, grant.userId);
   if (!(await claimRefreshToken(db, spentId, now + SPENT_REFRESH_TOKEN_KEEP_S))) return undefined;
   const response = await issueTokenPair(db, grant, now, refreshScope);
   await endOldestBeyond(

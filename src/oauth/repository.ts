@@ -1,7 +1,7 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
 import type { Selectable } from '#kysely';
 import type { Db } from '../store/database.ts';
-import { upsert } from '../store/sql-dialect.ts';
+import { forUpdate, upsert } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';
 import { isBanned } from '../auth/privileges.ts';
 import { findUserById } from '../users/repository.ts';
@@ -145,6 +145,15 @@ export async function revokeFamilies(db: Db, families: readonly string[]): Promi
 }
 
 // ---- what the bounds read (src/oauth/issue.ts), newest first, through the indexes of migration 0012
+
+/**
+ * Locks the user's row until the transaction ends (PostgreSQL, MySQL; a SQLite transaction holds the one
+ * write lock already): the grants of one user change one transaction at a time, so two of them never
+ * end the same grant in opposite orders (a deadlock on MySQL).
+ */
+export async function lockUser(db: Db, userId: number): Promise<void> {
+  await forUpdate(db, db.selectFrom('users').select('id').where('id', '=', userId)).execute();
+}
 
 /**
  * The grants (families) of the user's refresh tokens not yet rotated, by their latest rotation, newest

@@ -146,6 +146,33 @@ for (const dialect of DIALECTS) {
       assert.equal((await rowsOf(h, other.id)).liveGrants, 1);
     });
 
+    it('exchanges and refreshes racing at the bound all answer, and the bound holds', async (t) => {
+      const { h, user, browser, client } = await setup(t, {
+        OAUTH_GRANTS_PER_CLIENT_MAX: '3',
+        OAUTH_GRANTS_PER_USER_MAX: '50',
+      });
+      const app = await client('Racer');
+      const held = [];
+      for (let i = 0; i < 3; i++) held.push(await obtainTokens(h, browser, app));
+      const codes = [];
+      for (let i = 0; i < 6; i++) {
+        const pkce = pkcePair();
+        codes.push({ ...pkce, code: await obtainCode(browser, { client: app, challenge: pkce.challenge }) });
+      }
+      // Six new grants and three refreshes of the grants they push out, all at once.
+      const answers = await Promise.all([
+        ...codes.map((c) => exchangeCode(h, app, c.code, c.verifier)),
+        ...held.map((g) => refreshTokens(h, app, g.refresh_token)),
+      ]);
+      for (const answer of answers)
+        assert.ok(answer.statusCode === 200 || answer.statusCode === 400, answer.body);
+      assert.equal(
+        answers.filter((a) => a.statusCode === 400).every((a) => errorOf(a).error === 'invalid_grant'),
+        true,
+      );
+      assert.equal((await rowsOf(h, user.id, app.id)).liveGrants, 3);
+    });
+
     it('keeps the newest unexchanged codes of the application and of the user', async (t) => {
       // Codes carry their time in seconds: the test's clock moves one second per code.
       let now = nowSeconds();

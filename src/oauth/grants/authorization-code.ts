@@ -5,7 +5,7 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
 import { startGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { claimCode, findCodeByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
+import { findCodeByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
 
 export const grantType = 'authorization_code';
@@ -56,8 +56,6 @@ export async function handle(
   const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash };
   const issued = await deps.db
     .transaction()
-    .execute(async (trx) =>
-      (await claimCode(trx, codeHash)) ? startGrant(trx, grant, now, deps.grants) : undefined,
-    );
+    .execute((trx) => startGrant(trx, codeHash, grant, now, deps.grants));
   return issued ?? refuseReuse(deps, codeHash);
 }
