@@ -1,5 +1,6 @@
 // grant_type=refresh_token (RFC 6749 §6) with rotation: each refresh token is used once and replaced;
-// presenting a rotated one again means it leaked, so every token of its grant is revoked.
+// presenting a rotated one again within its reuse window (SPENT_REFRESH_TOKEN_KEEP_S) means it leaked,
+// so every token of its grant is revoked. Counted by the token endpoint's limits once the token is known.
 import type { OAuthClient } from '../clients.ts';
 import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
