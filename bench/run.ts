@@ -25,6 +25,7 @@ import { fixPrivileges } from './scenarios/5-fix-privileges.ts';
 import { startUp } from './scenarios/6-start-up.ts';
 import { workers } from './scenarios/7-workers.ts';
 import { loginFlood, loginFloodManyAddresses } from './scenarios/8-login-flood.ts';
+import { oauthRefreshFlood } from './scenarios/9-oauth-refresh-flood.ts';
 import {
   MAX_READ_CONNECTIONS,
   SCENARIO_IDS,
@@ -70,7 +71,7 @@ function parseOptions(): Options {
   const scenarios = new Set<ScenarioId>();
   for (const s of list(values.scenarios) ?? SCENARIO_IDS.map(String)) {
     const n = Number(s) as ScenarioId;
-    if (!SCENARIO_IDS.includes(n)) throw new Error(`unknown scenario ${JSON.stringify(s)}; choose from 1-8`);
+    if (!SCENARIO_IDS.includes(n)) throw new Error(`unknown scenario ${JSON.stringify(s)}; choose from 1-9`);
     scenarios.add(n);
   }
   const wantedBackends = list(values.backends);
@@ -124,12 +125,12 @@ interface Run {
 
 /**
  * A backend's run, in this order: start-up first, while no other server runs; then the scenarios
- * measured against one shared 1-worker tokend; the login floods, each on a tokend of its own; the profile;
+ * measured against one shared 1-worker tokend; the login and OAuth floods on tokends of their own; the profile;
  * fix_privileges last, since it rewrites a third of the seeded tokens.
  */
 const BEFORE_SHARED: OwnScenario[] = [startUp];
 const ON_SHARED_TOKEND: SharedScenario[] = [authenticatedRead, listing, tokenCreation, loginStorm, workers];
-const AFTER_SHARED: OwnScenario[] = [loginFlood, loginFloodManyAddresses];
+const AFTER_SHARED: OwnScenario[] = [loginFlood, loginFloodManyAddresses, oauthRefreshFlood];
 const LAST: OwnScenario[] = [fixPrivileges];
 
 async function runBackend(run: Run, backend: Dialect, primary: boolean) {

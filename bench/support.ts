@@ -11,7 +11,7 @@ import { BENCH_PASSWORD, benchSecret, hotTokenId, type SeedSpec } from './seed.t
 
 // ---------------------------------------------------------------- options
 
-export const SCENARIO_IDS = [1, 2, 3, 4, 5, 6, 7, 8] as const;
+export const SCENARIO_IDS = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
 export interface Options {

@@ -7,7 +7,7 @@ import { PasswordHasher } from './users/passwords.ts';
 import { createLoginLimiter, limiterSettings, type LoginLimiter } from './auth/login-limiter.ts';
 import { LastUsedBatcher } from './auth/last-used.ts';
 import { FixPrivilegesRuns } from './tokens/fix-privileges.ts';
-import { nowSeconds } from './auth/clock.ts';
+import { nowSeconds, type Clock } from './auth/clock.ts';
 import { tokenRoutes } from './tokens/routes.ts';
 import { pingRoutes } from './users/ping-route.ts';
 import { credentialCore, type CredentialCore } from './auth/credentials.ts';
@@ -37,6 +37,8 @@ import { trustFunction } from './http/trust-proxy.ts';
 
 export interface Services {
   config: Config;
+  /** The clock the credential core, the expiry sweeps and the OAuth server read (tests move it). */
+  clock: Clock;
   store: Store;
   passwords: PasswordHasher;
   loginLimiter: LoginLimiter;
@@ -61,6 +63,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** Told about every route as it is added (tests check the API document against this). */
   onRoute?: (route: RouteOptions) => void;
+  /** Replaces the clock (Unix seconds) of the credential core, the expiry sweeps and the OAuth server. */
+  clock?: Clock;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -101,8 +105,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     options.store ??
     (await openStore(config.database, { poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs }));
   const lastUsed = new LastUsedBatcher(store.db, app.log);
+  const clock = options.clock ?? nowSeconds;
   const services: Services = {
     config,
+    clock,
     store,
     passwords: new PasswordHasher({
       cost: config.bcryptCost,
@@ -111,10 +117,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
-    credentials: credentialCore({ store, clock: nowSeconds, lastUsed }),
+    credentials: credentialCore({ store, clock, lastUsed }),
     jobs: new FixPrivilegesRuns(app.log),
     metrics: new TokendMetrics(),
-    expiry: new ExpirySweeper(store.db, app.log, nowSeconds),
+    expiry: new ExpirySweeper(store.db, app.log, clock),
   };
   app.decorate('tokend', services);
   observeServices(services.metrics, services);

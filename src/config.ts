@@ -46,10 +46,30 @@ export interface Config {
   tokensPerUserMax: number;
   /** Sudo mode: a web session older than this since its last password entry must enter it again (s). */
   sudoWindowS: number;
+  /** Bounds on what OAuth keeps for a user (src/oauth/issue.ts); beyond them the oldest end. */
+  oauthGrants: OAuthGrantBounds;
+  /** The token endpoint's rate limits (src/oauth/token-limits.ts): 429 slow_down beyond them. */
+  oauthTokenRate: OAuthTokenRate;
   /** The server's public origin (scheme, host, port), e.g. https://tokens.example; undefined: taken from each request. */
   publicUrl: string | undefined;
   /** On SIGTERM, how long to keep serving (answering `Connection: close`, not ready) before closing. */
   shutdownDrainMs: number;
+}
+
+export interface OAuthGrantBounds {
+  /** Live grants one user may hold with one application, and unexchanged codes (OAUTH_GRANTS_PER_CLIENT_MAX). */
+  perClient: number;
+  /** The same across every application (OAUTH_GRANTS_PER_USER_MAX). */
+  perUser: number;
+}
+
+export interface OAuthTokenRate {
+  /** Token requests per user and application per window (OAUTH_TOKEN_RATE_LIMIT). */
+  perClient: number;
+  /** Token requests per user across applications per window (OAUTH_TOKEN_USER_RATE_LIMIT). */
+  perUser: number;
+  /** OAUTH_TOKEN_RATE_WINDOW_S */
+  windowS: number;
 }
 
 export interface HttpLimits {
@@ -239,6 +259,15 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 1000, 0, 8000),
     sudoWindowS: integer(env, 'SUDO_WINDOW_S', 15 * 60, 0, 86_400),
     tokensPerUserMax: integer(env, 'TOKENS_PER_USER_MAX', 1000, 1, 1_000_000),
+    oauthGrants: {
+      perClient: integer(env, 'OAUTH_GRANTS_PER_CLIENT_MAX', 10, 1, 1_000_000),
+      perUser: integer(env, 'OAUTH_GRANTS_PER_USER_MAX', 100, 1, 1_000_000),
+    },
+    oauthTokenRate: {
+      perClient: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 10, 1, 1_000_000_000),
+      perUser: integer(env, 'OAUTH_TOKEN_USER_RATE_LIMIT', 30, 1, 1_000_000_000),
+      windowS: integer(env, 'OAUTH_TOKEN_RATE_WINDOW_S', 60, 1, 86_400 * 365),
+    },
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
   };
 }

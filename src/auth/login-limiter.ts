@@ -5,7 +5,8 @@
 // Where the count lives: in Redis with REDIS_URL (per instance while Redis is unreachable, never
 // unlimited), in the node:cluster primary for WORKERS > 1, else in this process's memory. The counting
 // (rate-limiter-flexible's stores) is in login-counters.ts, loaded with the first attempt: a server
-// nobody has signed in to yet has not loaded the library.
+// nobody has signed in to yet has not loaded the library. Other limits count in the same store over the
+// same Redis link (`counter`): the OAuth token endpoint's (src/oauth/token-limits.ts).
 import type { Config } from '../config.ts';
 import { DEFAULT_REDIS_TIMEOUTS, RedisLink, type LinkLogger, type RedisTimeouts } from '../redis.ts';
 import type { Counter, CounterSpec } from './login-counters.ts';
@@ -31,21 +32,43 @@ export class LoginLimiter {
     this.link = link;
   }
 
+  /** What a counter under `prefix` counts in: Redis with REDIS_URL, else the cluster primary or memory. */
+  private spec(prefix: string, points: number, durationS: number): CounterSpec {
+    return {
+      prefix,
+      points,
+      durationS,
+      shared: this.link && { link: this.link, keyPrefix: this.settings.redisKeyPrefix },
+    };
+  }
+
   /** The two counters, made with the first attempt (loading rate-limiter-flexible then). */
   private countersNow() {
-    this.counters ??= import('./login-counters.ts').then(({ makeCounter }) => {
-      const spec = (prefix: string, points: number): CounterSpec => ({
-        prefix,
-        points,
-        durationS: this.settings.durationS,
-        shared: this.link && { link: this.link, keyPrefix: this.settings.redisKeyPrefix },
-      });
-      return {
-        perUser: makeCounter(spec(KEY_PREFIX, this.settings.points)),
-        perAddress: makeCounter(spec(ADDRESS_KEY_PREFIX, this.settings.addressPoints)),
-      };
-    });
+    const { points, addressPoints, durationS } = this.settings;
+    this.counters ??= import('./login-counters.ts').then(({ makeCounter }) => ({
+      perUser: makeCounter(this.spec(KEY_PREFIX, points, durationS)),
+      perAddress: makeCounter(this.spec(ADDRESS_KEY_PREFIX, addressPoints, durationS)),
+    }));
     return this.counters;
+  }
+
+  /**
+   * A counter of another limit (`points` per `durationS` under `prefix`, one name per limit) in the store
+   * the login limits count in, falling back as they do while Redis is away: the token endpoint's limits
+   * (src/oauth/token-limits.ts). Made with its first count, like the login counters.
+   */
+  counter(prefix: string, points: number, durationS: number): Counter {
+    let made: Promise<Counter> | undefined;
+    return {
+      count: async (key) => {
+        made ??= import('./login-counters.ts').then(({ makeCounter }) =>
+          makeCounter(this.spec(prefix, points, durationS)),
+        );
+        const counted = await (await made).count(key);
+        this.noteSource(counted.fallback);
+        return counted;
+      },
+    };
   }
 
   /** Counts one attempt against both limits. Rejects (throws) only when no limiter could count it. */
@@ -67,11 +90,8 @@ export class LoginLimiter {
     if (this.link === undefined || fallback === this.degraded) return;
     this.degraded = fallback;
     if (fallback)
-      this.log?.warn(
-        {},
-        'login rate limit: Redis unreachable, counting attempts per instance until it is back',
-      );
-    else this.log?.info({}, 'login rate limit: shared through Redis again');
+      this.log?.warn({}, 'rate limits: Redis unreachable, counting attempts per instance until it is back');
+    else this.log?.info({}, 'rate limits: shared through Redis again');
   }
 
   /** The Redis link of a shared limiter, for readiness checks; undefined when counting is local. */

@@ -1,10 +1,12 @@
 // The one place where credentials that the tokens table holds are made: API tokens (their privileges are
 // limit(requested, owner's current privileges), read here, never taken from the caller) and web sessions
-// (private, no privileges). No other module inserts into the tokens table.
+// (private, no privileges). No other module inserts into the tokens table. Here too is the rule for how
+// many live credentials of one kind an owner may hold: beyond the bound, the oldest end (endOldestBeyond).
 import { sql } from '#kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';
+import { deleteInBatches } from '../store/batches.ts';
 import { limit } from './privileges.ts';
 import { hashTokenSecret, newTokenSecret } from './secret.ts';
 import { insertToken, type NewToken } from '../tokens/repository.ts';
@@ -139,4 +141,19 @@ export async function mintSession(
     },
     newSecret,
   );
+}
+
+/**
+ * The bound on live credentials of one kind (web sessions of a user; an OAuth user's grants, per
+ * application and in all; a grant's access tokens): a new one never fails for it, the oldest end instead.
+ * `newestFirst(offset, limit)` reads the keys of the bounded rows, newest first (through an index, so that
+ * skipping `max` of them stays cheap); `end` ends the credentials of those keys and returns how many rows
+ * went. Everything after the newest `max` ends, expired rows too. Returns how many rows ended.
+ */
+export function endOldestBeyond<K>(
+  max: number,
+  newestFirst: (offset: number, limit: number) => Promise<K[]>,
+  end: (keys: K[]) => Promise<number>,
+): Promise<number> {
+  return deleteInBatches((limit) => newestFirst(max, limit), end);
 }

@@ -66,53 +66,78 @@ export interface ConnectedApplication {
 
 /**
  * The applications that can act for the user: those the user approved, and those holding a live token
- * for the user (an operator's `client token`), with when each last obtained a token.
+ * for the user (an operator's `client token`), with when each last obtained a token. At most `max` of
+ * them, the first by name; `total` counts them all. Every query reads one user's rows through an index,
+ * and the tokens it reads are those the grant bounds keep (src/oauth/issue.ts).
  */
 export async function connectedApplications(
   db: Db,
   userId: number,
   now: number,
-): Promise<ConnectedApplication[]> {
-  const consents = await db
-    .selectFrom('oauth_consents as a')
-    .innerJoin('oauth_clients as c', 'c.id', 'a.client_id')
+  max: number,
+): Promise<{ applications: ConnectedApplication[]; total: number }> {
+  const appIds = db
+    .selectFrom('oauth_consents')
+    .select('client_id')
+    .where('user_id', '=', userId)
+    .union(
+      db
+        .selectFrom('oauth_access_tokens')
+        .select('client_id')
+        .where('user_id', '=', userId)
+        .where('expires_at', '>', now),
+    )
+    .union(
+      db
+        .selectFrom('oauth_refresh_tokens')
+        .select('client_id')
+        .where('user_id', '=', userId)
+        .where('used', '=', 0)
+        .where('expires_at', '>', now),
+    );
+  const counted = await db
+    .selectFrom(appIds.as('apps'))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  const rows = await db
+    .selectFrom(appIds.as('apps'))
+    .innerJoin('oauth_clients as c', 'c.id', 'apps.client_id')
+    .leftJoin('oauth_consents as a', (join) =>
+      join.onRef('a.client_id', '=', 'c.id').on('a.user_id', '=', userId),
+    )
     .select(['c.id', 'c.name', 'c.avatar', 'a.scope', 'a.updated_at'])
-    .where('a.user_id', '=', userId)
+    .orderBy('c.name')
+    .orderBy('c.id')
+    .limit(max)
     .execute();
+  const ids = rows.map((r) => r.id);
   const lastIssued = new Map<string, number>();
-  const names = new Map<string, { name: string; avatar: string }>();
-  const live = (table: 'oauth_access_tokens' | 'oauth_refresh_tokens') =>
-    db
-      .selectFrom(table)
-      .innerJoin('oauth_clients', 'oauth_clients.id', `${table}.client_id`)
-      .select(['oauth_clients.id', 'oauth_clients.name', 'oauth_clients.avatar', `${table}.created_at`])
-      .where(`${table}.user_id`, '=', userId)
-      .where(`${table}.expires_at`, '>', now)
-      .execute();
-  // A user has at most a few live tokens per application: the latest is picked here, not in SQL.
-  for (const rows of [await live('oauth_access_tokens'), await live('oauth_refresh_tokens')])
-    for (const r of rows) {
-      lastIssued.set(r.id, Math.max(lastIssued.get(r.id) ?? 0, Number(r.created_at)));
-      names.set(r.id, { name: r.name, avatar: r.avatar });
-    }
-  const apps: ConnectedApplication[] = consents.map((c) => ({
-    clientId: c.id,
-    name: c.name,
-    avatar: c.avatar,
-    scope: c.scope,
-    approvedAt: Number(c.updated_at),
-    lastUsedAt: lastIssued.get(c.id) ?? null,
+  if (ids.length > 0) {
+    const latest = (table: 'oauth_access_tokens' | 'oauth_refresh_tokens') => {
+      let query = db
+        .selectFrom(table)
+        .select((eb) => ['client_id', eb.fn.max<number | string>('created_at').as('at')])
+        .where('user_id', '=', userId)
+        .where('client_id', 'in', ids)
+        .where('expires_at', '>', now);
+      if (table === 'oauth_refresh_tokens') query = query.where('used', '=', 0);
+      return query.groupBy('client_id').execute();
+    };
+    for (const found of [await latest('oauth_access_tokens'), await latest('oauth_refresh_tokens')])
+      for (const r of found)
+        lastIssued.set(r.client_id, Math.max(lastIssued.get(r.client_id) ?? 0, Number(r.at)));
+  }
+  const applications: ConnectedApplication[] = rows.map((r) => ({
+    clientId: r.id,
+    name: r.name,
+    avatar: r.avatar,
+    // no approval: a grant an operator made
+    scope: r.scope ?? '',
+    approvedAt: r.updated_at === null ? null : Number(r.updated_at),
+    lastUsedAt: lastIssued.get(r.id) ?? null,
   }));
-  for (const [clientId, info] of names)
-    if (!apps.some((a) => a.clientId === clientId))
-      apps.push({
-        clientId,
-        ...info,
-        scope: '',
-        approvedAt: null,
-        lastUsedAt: lastIssued.get(clientId) ?? null,
-      });
-  return apps.sort((a, b) => a.name.localeCompare(b.name) || a.clientId.localeCompare(b.clientId));
+  applications.sort((a, b) => a.name.localeCompare(b.name) || a.clientId.localeCompare(b.clientId));
+  return { applications, total: Number(counted.n) };
 }
 
 /** Withdraws the user's approval of the application and ends every token and code it holds for the user. */

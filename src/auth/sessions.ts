@@ -3,7 +3,7 @@
 // session, whatever cookie it arrives in. A session carries no API privileges, lasts SESSION_TTL_S,
 // and remembers when its password was last entered, for sudo mode.
 import type { Db } from '../store/database.ts';
-import { mintSession } from './mint.ts';
+import { endOldestBeyond, mintSession } from './mint.ts';
 
 /** How long a web sign-in lasts. */
 export const SESSION_TTL_S = 30 * 86_400;
@@ -27,23 +27,23 @@ export async function startSession(
   now: number,
 ): Promise<{ id: number; secret: string }> {
   const session = await mintSession(db, { userId, now, expiresAt: now + SESSION_TTL_S });
-  const newest = await db
-    .selectFrom('tokens')
-    .select('id')
-    .where('user_id', '=', userId)
-    .where('session', '=', 1)
-    .orderBy('id', 'desc')
-    .offset(SESSIONS_PER_USER_MAX - 1)
-    .limit(1)
-    .executeTakeFirst();
-  // Everything older than the cap's last session goes (expired ones too).
-  if (newest)
-    await db
-      .deleteFrom('tokens')
-      .where('user_id', '=', userId)
-      .where('session', '=', 1)
-      .where('id', '<', newest.id)
-      .execute();
+  await endOldestBeyond(
+    SESSIONS_PER_USER_MAX,
+    async (offset, limit) =>
+      (
+        await db
+          .selectFrom('tokens')
+          .select('id')
+          .where('user_id', '=', userId)
+          .where('session', '=', 1)
+          .orderBy('id', 'desc')
+          .offset(offset)
+          .limit(limit)
+          .execute()
+      ).map((r) => r.id),
+    async (ids) =>
+      Number((await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst()).numDeletedRows),
+  );
   return session;
 }
 

@@ -1,6 +1,8 @@
 // What the OAuth endpoints and grants need, passed explicitly (no service locator).
+import type { OAuthGrantBounds } from '../config.ts';
 import type { Db } from '../store/database.ts';
 import type { WebDeps } from '../web/session.ts';
+import type { TokenLimits } from './token-limits.ts';
 
 export interface OAuthDeps {
   db: Db;
@@ -8,6 +10,13 @@ export interface OAuthDeps {
   now: () => number;
   /** PUBLIC_URL: the issuer, when it is not taken from each request */
   publicUrl: string | undefined;
+  /** OAUTH_GRANTS_PER_CLIENT_MAX, OAUTH_GRANTS_PER_USER_MAX */
+  grants: OAuthGrantBounds;
+}
+
+/** What the token endpoint and its grants need besides: the token endpoint's rate limits. */
+export interface TokenEndpointDeps extends OAuthDeps {
+  limits: Pick<TokenLimits, 'admit'>;
 }
 
 /** What the consent page needs besides: the web session's rules (the consent form needs sudo mode). */

@@ -47,6 +47,21 @@ export class AccessDenied extends OAuthError {
   override readonly status = 403;
 }
 
+/**
+ * Too many token requests for one user, or for one user with one application (src/oauth/token-limits.ts):
+ * RFC 8628's `slow_down`, registered for the token endpoint, with HTTP 429 and `Retry-After`.
+ */
+export class SlowDown extends OAuthError {
+  readonly error = 'slow_down';
+  override readonly status = 429;
+  /** seconds until a request may be counted again (the Retry-After header) */
+  readonly retryAfterS: number;
+  constructor(message: string, retryAfterS: number) {
+    super(message);
+    this.retryAfterS = retryAfterS;
+  }
+}
+
 export class ServerError extends OAuthError {
   readonly error = 'server_error';
   override readonly status = 500;

@@ -1,11 +1,45 @@
-// Minting access and refresh tokens: random secrets, stored as SHA-256, with their lifetimes.
+// Minting access and refresh tokens: random secrets, stored as SHA-256, with their lifetimes; and the
+// bounds on what OAuth keeps for a user, where the oldest end first (src/auth/mint.ts endOldestBeyond):
+// - a user's live grants (a grant: the tokens one code started, its current refresh token not yet
+//   rotated), per application (OAUTH_GRANTS_PER_CLIENT_MAX) and in all (OAUTH_GRANTS_PER_USER_MAX):
+//   a new grant beyond either ends the grant refreshed longest ago, every token of it;
+// - a grant's access tokens: the newest ACCESS_TOKENS_PER_GRANT; a refresh ends the older ones;
+// - a user's codes not yet exchanged, by the same two numbers: a new code beyond them ends the oldest;
+// - a rotated refresh token is kept SPENT_REFRESH_TOKEN_KEEP_S for reuse detection, then swept.
+// The token endpoint's rate limits (src/oauth/token-limits.ts) bound how fast rotated tokens pile up.
+import type { OAuthGrantBounds } from '../config.ts';
+import { endOldestBeyond } from '../auth/mint.ts';
 import type { Db } from '../store/database.ts';
-import { insertAccessToken, insertRefreshToken } from './repository.ts';
+import {
+  accessTokenIdsOfFamily,
+  claimCode,
+  claimRefreshToken,
+  deleteAccessTokens,
+  deleteCodes,
+  insertAccessToken,
+  insertRefreshToken,
+  liveGrantFamilies,
+  lockUser,
+  revokeFamilies,
+  unexchangedCodes,
+} from './repository.ts';
 import { newOAuthSecret, sha256Hex } from './secrets.ts';
 
 export const CODE_TTL_S = 60;
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
+/**
+ * How long a rotated refresh token is kept, so that presenting it again is recognised as reuse and ends
+ * its grant: a day. A client in use refreshes at least once per access token lifetime (an hour), so a
+ * stolen token used by both the thief and the client is presented twice well within it; after it, the
+ * rotated token is refused like an unknown one (the grant stays), and its row is swept.
+ */
+export const SPENT_REFRESH_TOKEN_KEEP_S = 24 * 3600;
+/**
+ * Live access tokens a grant keeps: the newest and the one before it, so that requests a client sent
+ * with its previous access token while refreshing still pass. A refresh ends the older ones.
+ */
+export const ACCESS_TOKENS_PER_GRANT = 2;
 
 export interface Grant {
   clientId: string;
@@ -63,4 +97,75 @@ export async function issueTokenPair(
     expires_at: now + REFRESH_TOKEN_TTL_S,
   });
   return { ...response, refresh_token: refreshToken };
+}
+
+/**
+ * A new grant: claims the code `codeHash` and issues the grant's first access and refresh tokens; the
+ * user's grants beyond the bounds, with this application and in all, end, the one refreshed longest ago
+ * first. Undefined when the code was already exchanged (another request won the race). Run it in a
+ * transaction; it locks the user's row before anything else (lockUser: MySQL's foreign key checks
+ * would otherwise share-lock it first, and two exchanges would each wait for the other).
+ */
+export async function startGrant(
+  db: Db,
+  codeHash: string,
+  grant: Grant,
+  now: number,
+  bounds: OAuthGrantBounds,
+): Promise<TokenResponse | undefined> {
+  await lockUser(db, grant.userId);
+  if (!(await claimCode(db, codeHash))) return undefined;
+  const response = await issueTokenPair(db, grant, now);
+  const end = (families: string[]) => revokeFamilies(db, families);
+  await endOldestBeyond(
+    bounds.perClient,
+    (offset, limit) => liveGrantFamilies(db, grant.userId, grant.clientId, offset, limit),
+    end,
+  );
+  await endOldestBeyond(
+    bounds.perUser,
+    (offset, limit) => liveGrantFamilies(db, grant.userId, undefined, offset, limit),
+    end,
+  );
+  return response;
+}
+
+/**
+ * A refresh: rotates the refresh token `spentId` (kept SPENT_REFRESH_TOKEN_KEEP_S for reuse detection)
+ * and issues the grant's next pair; the grant's access tokens beyond ACCESS_TOKENS_PER_GRANT end.
+ * Undefined when the token was already rotated or its grant ended (another request won the race). Run
+ * it in a transaction; it locks the user's row before anything else, as startGrant does.
+ */
+export async function rotateGrant(
+  db: Db,
+  spentId: number,
+  grant: Grant,
+  now: number,
+  refreshScope: string,
+): Promise<TokenResponse | undefined> {
+  await lockUser(db, grant.userId);
+  if (!(await claimRefreshToken(db, spentId, now + SPENT_REFRESH_TOKEN_KEEP_S))) return undefined;
+  const response = await issueTokenPair(db, grant, now, refreshScope);
+  await endOldestBeyond(
+    ACCESS_TOKENS_PER_GRANT,
+    (offset, limit) => accessTokenIdsOfFamily(db, grant.family, offset, limit),
+    (ids) => deleteAccessTokens(db, ids),
+  );
+  return response;
+}
+
+/**
+ * After a code was stored: the user's unexchanged codes beyond the bounds end, the oldest first. The new
+ * code always stays (codes carry their time in seconds, so several of one second have no order).
+ */
+export async function endCodesBeyond(
+  db: Db,
+  code: { code_hash: string; user_id: number; client_id: string },
+  bounds: OAuthGrantBounds,
+): Promise<void> {
+  const end = (hashes: string[]) => deleteCodes(db, hashes);
+  const others = (clientId: string | undefined) => (offset: number, limit: number) =>
+    unexchangedCodes(db, code.user_id, clientId, code.code_hash, offset, limit);
+  await endOldestBeyond(bounds.perClient - 1, others(code.client_id), end);
+  await endOldestBeyond(bounds.perUser - 1, others(undefined), end);
 }

@@ -3,11 +3,11 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import { refuseOtherBodies } from '../http/bodies.ts';
-import { nowSeconds } from '../auth/clock.ts';
 import type { WebPages } from '../web/plugin.ts';
 import { sendPageError } from '../web/routes.ts';
 import { errorPage, sendPage } from '../web/pages.ts';
-import type { ConsentPageDeps, OAuthDeps } from './deps.ts';
+import type { ConsentPageDeps, OAuthDeps, TokenEndpointDeps } from './deps.ts';
+import { TokenLimits } from './token-limits.ts';
 import { OAuthError } from './errors.ts';
 import { authorizeGetEndpoint, authorizePostEndpoint } from './endpoints/authorize.ts';
 import { introspectEndpoint } from './endpoints/introspect.ts';
@@ -21,7 +21,10 @@ import { PeriodicJob } from '../periodic.ts';
 
 /** Metadata and the back channel (client to server): JSON answers and RFC 6749 §5.2 errors. */
 export async function authorizationServer(app: FastifyInstance): Promise<void> {
-  const deps = oauthDeps(app);
+  const deps: TokenEndpointDeps = {
+    ...oauthDeps(app),
+    limits: new TokenLimits(app.tokend.loginLimiter, app.tokend.config.oauthTokenRate),
+  };
   startSweeping(app, deps, app.tokend.config.tokenSweepIntervalS * 1000);
 
   app.get(
@@ -70,8 +73,9 @@ export const authorizationPages: WebPages = async (pages, web) => {
 
 const oauthDeps = (app: FastifyInstance): OAuthDeps => ({
   db: app.tokend.store.db,
-  now: nowSeconds,
+  now: app.tokend.clock,
   publicUrl: app.tokend.config.publicUrl,
+  grants: app.tokend.config.oauthGrants,
 });
 
 /** Removes expired OAuth rows now and then; sweeps never overlap and a failure is retried next time. */

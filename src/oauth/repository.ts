@@ -1,7 +1,8 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
 import type { Selectable } from '#kysely';
 import type { Db } from '../store/database.ts';
-import { upsert } from '../store/sql-dialect.ts';
+import { forUpdate, upsert } from '../store/sql-dialect.ts';
+import { deleteInBatches } from '../store/batches.ts';
 import { isBanned } from '../auth/privileges.ts';
 import { findUserById } from '../users/repository.ts';
 import type {
@@ -94,11 +95,14 @@ export async function findRefreshTokenByHash(
     .executeTakeFirst();
 }
 
-/** Marks the refresh token rotated; false when it already was. */
-export async function claimRefreshToken(db: Db, id: number): Promise<boolean> {
+/**
+ * Marks the refresh token rotated, to be kept (for reuse detection) until `keepUntil`, which becomes its
+ * expires_at; false when it already was rotated.
+ */
+export async function claimRefreshToken(db: Db, id: number, keepUntil: number): Promise<boolean> {
   const result = await db
     .updateTable('oauth_refresh_tokens')
-    .set({ used: 1 })
+    .set({ used: 1, expires_at: keepUntil })
     .where('id', '=', id)
     .where('used', '=', 0)
     .executeTakeFirst();
@@ -123,8 +127,111 @@ export async function revokeGrantOfAccessToken(db: Db, accessTokenId: number): P
 
 /** Revokes every access and refresh token descended from one grant. */
 export async function revokeFamily(db: Db, family: string): Promise<void> {
-  await db.deleteFrom('oauth_access_tokens').where('family', '=', family).execute();
-  await db.deleteFrom('oauth_refresh_tokens').where('family', '=', family).execute();
+  await revokeFamilies(db, [family]);
+}
+
+/** Revokes every access and refresh token descended from these grants; returns how many rows went. */
+export async function revokeFamilies(db: Db, families: readonly string[]): Promise<number> {
+  if (families.length === 0) return 0;
+  const access = await db
+    .deleteFrom('oauth_access_tokens')
+    .where('family', 'in', families)
+    .executeTakeFirst();
+  const refresh = await db
+    .deleteFrom('oauth_refresh_tokens')
+    .where('family', 'in', families)
+    .executeTakeFirst();
+  return Number(access.numDeletedRows) + Number(refresh.numDeletedRows);
+}
+
+// ---- what the bounds read (src/oauth/issue.ts), newest first, through the indexes of migration 0012
+
+/**
+ * Locks the user's row until the transaction ends (PostgreSQL, MySQL; a SQLite transaction holds the one
+ * write lock already): the grants of one user change one transaction at a time, so two of them never
+ * end the same grant in opposite orders (a deadlock on MySQL).
+ */
+export async function lockUser(db: Db, userId: number): Promise<void> {
+  await forUpdate(db, db.selectFrom('users').select('id').where('id', '=', userId)).execute();
+}
+
+/**
+ * The grants (families) of the user's refresh tokens not yet rotated, by their latest rotation, newest
+ * first; only those with `clientId` when given.
+ */
+export async function liveGrantFamilies(
+  db: Db,
+  userId: number,
+  clientId: string | undefined,
+  offset: number,
+  limit: number,
+): Promise<string[]> {
+  let query = db
+    .selectFrom('oauth_refresh_tokens')
+    .select('family')
+    .where('user_id', '=', userId)
+    .where('used', '=', 0);
+  if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+  const rows = await query.orderBy('id', 'desc').offset(offset).limit(limit).execute();
+  return rows.map((r) => r.family);
+}
+
+/** The ids of one grant's access tokens, newest first. */
+export async function accessTokenIdsOfFamily(
+  db: Db,
+  family: string,
+  offset: number,
+  limit: number,
+): Promise<number[]> {
+  const rows = await db
+    .selectFrom('oauth_access_tokens')
+    .select('id')
+    .where('family', '=', family)
+    .orderBy('id', 'desc')
+    .offset(offset)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export async function deleteAccessTokens(db: Db, ids: readonly number[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db.deleteFrom('oauth_access_tokens').where('id', 'in', ids).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * The user's codes not yet exchanged but `except`, newest first (codes of one second in no set order);
+ * only those of `clientId` when given.
+ */
+export async function unexchangedCodes(
+  db: Db,
+  userId: number,
+  clientId: string | undefined,
+  except: string,
+  offset: number,
+  limit: number,
+): Promise<string[]> {
+  let query = db
+    .selectFrom('oauth_codes')
+    .select('code_hash')
+    .where('user_id', '=', userId)
+    .where('used', '=', 0)
+    .where('code_hash', '<>', except);
+  if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('code_hash', 'desc')
+    .offset(offset)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.code_hash);
+}
+
+export async function deleteCodes(db: Db, codeHashes: readonly string[]): Promise<number> {
+  if (codeHashes.length === 0) return 0;
+  const result = await db.deleteFrom('oauth_codes').where('code_hash', 'in', codeHashes).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 // ---- consents
@@ -167,14 +274,33 @@ export async function ownerIsBanned(db: Db, userId: number): Promise<boolean> {
 // ---- housekeeping
 
 /**
- * Deletes rows that can never be used again: expired access tokens, codes and refresh tokens.
- * A used refresh token is kept until it expires, so that its reuse is still recognised and revokes the grant.
+ * Deletes rows that can never be used again, in batches found through each table's expires_at index:
+ * expired access tokens, codes and refresh tokens. A rotated refresh token expires at the end of its
+ * reuse window (SPENT_REFRESH_TOKEN_KEEP_S, src/oauth/issue.ts): until then, presenting it again is
+ * recognised and revokes its grant.
  */
 export async function deleteExpiredOAuthRows(db: Db, now: number): Promise<number> {
   let deleted = 0;
-  for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_codes'] as const) {
-    const result = await db.deleteFrom(table).where('expires_at', '<=', now).executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
-  }
+  for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const)
+    deleted += await deleteInBatches(
+      async (limit) =>
+        (await db.selectFrom(table).select('id').where('expires_at', '<=', now).limit(limit).execute()).map(
+          (r) => r.id,
+        ),
+      async (ids) =>
+        Number((await db.deleteFrom(table).where('id', 'in', ids).executeTakeFirst()).numDeletedRows),
+    );
+  deleted += await deleteInBatches(
+    async (limit) =>
+      (
+        await db
+          .selectFrom('oauth_codes')
+          .select('code_hash')
+          .where('expires_at', '<=', now)
+          .limit(limit)
+          .execute()
+      ).map((r) => r.code_hash),
+    (hashes) => deleteCodes(db, hashes),
+  );
   return deleted;
 }

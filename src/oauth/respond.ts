@@ -1,6 +1,6 @@
 // How the back-channel endpoints answer: JSON that no cache keeps (RFC 6749 §5.1), errors in §5.2 form.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidRequest, OAuthError, ServerError, errorBody } from './errors.ts';
+import { InvalidRequest, OAuthError, ServerError, SlowDown, errorBody } from './errors.ts';
 
 export function noStore(reply: FastifyReply): FastifyReply {
   return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
@@ -21,5 +21,6 @@ export function sendOAuthError(err: unknown, request: FastifyRequest, reply: Fas
   if (oauthError.status >= 500) request.log.error({ err }, 'OAuth endpoint failed');
   // RFC 6749 §5.2: a 401 names the authentication scheme the client may use.
   if (oauthError.status === 401) reply.header('WWW-Authenticate', 'Basic realm="tokend"');
+  if (oauthError instanceof SlowDown) reply.header('Retry-After', String(oauthError.retryAfterS));
   return noStore(reply).code(oauthError.status).send(errorBody(oauthError));
 }

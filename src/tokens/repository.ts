@@ -3,6 +3,7 @@ import { nowSeconds } from '../auth/clock.ts';
 import { sql, type Selectable } from '#kysely';
 import type { Db } from '../store/database.ts';
 import { greatest, insertReturningId } from '../store/sql-dialect.ts';
+import { deleteInBatches } from '../store/batches.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
@@ -138,22 +139,16 @@ export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: n
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Deletes every token that expired at or before `now`; returns how many. */
-/** Rows per DELETE of the sweep: a large backlog is removed in short statements, each far within DB_TIMEOUT_MS. */
-const SWEEP_BATCH = 5000;
-
+/** Deletes every token that expired at or before `now`, in batches; returns how many. */
 export async function deleteExpiredTokens(db: Db, now: number): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    // Ids first, then the delete: MySQL allows neither LIMIT in an IN subquery nor reading the table it deletes from.
-    const ids = (
-      await db.selectFrom('tokens').select('id').where('expires_at', '<=', now).limit(SWEEP_BATCH).execute()
-    ).map((r) => r.id);
-    if (ids.length === 0) return deleted;
-    const result = await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
-    if (ids.length < SWEEP_BATCH) return deleted;
-  }
+  return deleteInBatches(
+    async (limit) =>
+      (await db.selectFrom('tokens').select('id').where('expires_at', '<=', now).limit(limit).execute()).map(
+        (r) => r.id,
+      ),
+    async (ids) =>
+      Number((await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst()).numDeletedRows),
+  );
 }
 
 /** Every token of a user, private ones too (for operators). */

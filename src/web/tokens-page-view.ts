@@ -113,6 +113,8 @@ export interface TokensPageView {
   /** sudo mode has lapsed: forms that need it ask for the password */
   needsPassword: boolean;
   applications: ApplicationView[];
+  /** how many applications can act for the user; more than `applications` holds when the list is capped */
+  applicationsTotal: number;
 }
 
 export interface ApplicationView {
@@ -280,10 +282,22 @@ function applicationList(view: TokensPageView): Html {
       </form>
     </li>`;
   });
-  return html`<ul class="apps" aria-label="Connected applications">
-    ${items}
-  </ul>`;
+  const shown = view.applications.length;
+  const capped =
+    view.applicationsTotal > shown
+      ? html`<p class="muted" role="status">
+          Showing ${grouped(shown)} of ${grouped(view.applicationsTotal)} applications (the first by name).
+          Revoke the access of some to see the others, or sign out everywhere.
+        </p>`
+      : '';
+  return html`${capped}
+    <ul class="apps" aria-label="Connected applications">
+      ${items}
+    </ul>`;
 }
+
+/** 2345 as "2,345" (without a number formatter, which would load ICU's locale data). */
+const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 export function tokensPage(view: TokensPageView): Html {
   return html`<header>

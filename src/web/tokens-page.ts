@@ -81,6 +81,9 @@ function parseTokenId(raw: string): number | undefined {
   return id >= 1 && id <= MAX_ID ? id : undefined;
 }
 
+/** Connected applications listed on the page at most (the first by name); a note says how many there are. */
+export const APPLICATIONS_SHOWN = 100;
+
 const SCOPE_NAMES_SHOWN: Readonly<Record<string, string>> = {
   read_confidential: 'read private information and list your tokens',
   write: 'make changes',
@@ -134,7 +137,7 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
     const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
     const now = nowSeconds();
     const rows = await listPublicTokens(store.db, user.userId, size + 1, offset, now);
-    const apps = await connectedApplications(store.db, user.userId, now);
+    const apps = await connectedApplications(store.db, user.userId, now, APPLICATIONS_SHOWN);
     const choices: PrivilegeChoice[] = grantable(user.userPrivileges).map(({ name, bit }) => ({
       name,
       bit,
@@ -151,7 +154,8 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
       page,
       hasNext: rows.length > size,
       needsPassword: !inSudoMode(user, now, config.sudoWindowS),
-      applications: apps.map((a) => ({
+      applicationsTotal: apps.total,
+      applications: apps.applications.map((a) => ({
         clientId: a.clientId,
         name: a.name,
         avatar: a.avatar,

@@ -113,3 +113,31 @@ export function backChannel(
     payload: form({ client_id: client.id, client_secret: client.secret, ...fields }),
   });
 }
+
+export interface IssuedTokens {
+  access_token: string;
+  refresh_token: string;
+}
+
+/** A new grant: consent (when not given before), the code and its exchange; the tokens it issued. */
+export async function obtainTokens(
+  h: Harness,
+  browser: InjectBrowser,
+  client: TestClient,
+  scope = 'read_confidential',
+): Promise<IssuedTokens> {
+  const { verifier, challenge } = pkcePair();
+  const code = await obtainCode(browser, { client, challenge, scope });
+  const exchanged = await exchangeCode(h, client, code, verifier);
+  if (exchanged.statusCode !== 200)
+    throw new Error(`code exchange: ${exchanged.statusCode} ${exchanged.body}`);
+  return exchanged.json() as IssuedTokens;
+}
+
+/** grant_type=refresh_token at the token endpoint. */
+export const refreshTokens = (
+  h: Harness,
+  client: TestClient,
+  refreshToken: string,
+): Promise<LightMyRequestResponse> =>
+  backChannel(h, '/oauth/token', client, { grant_type: 'refresh_token', refresh_token: refreshToken });

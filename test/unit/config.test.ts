@@ -28,6 +28,31 @@ describe('loadConfig()', () => {
     assert.equal(c.loginRateLimit, 5);
     assert.equal(c.loginRateWindowS, 60);
     assert.equal(c.redisUrl, undefined);
+    assert.deepEqual(c.oauthGrants, { perClient: 10, perUser: 100 });
+    assert.deepEqual(c.oauthTokenRate, { perClient: 10, perUser: 30, windowS: 60 });
+  });
+
+  it('reads the OAuth bounds and token-endpoint limits, and names a bad one', () => {
+    const c = loadConfig({
+      OAUTH_GRANTS_PER_CLIENT_MAX: '3',
+      OAUTH_GRANTS_PER_USER_MAX: '7',
+      OAUTH_TOKEN_RATE_LIMIT: '4',
+      OAUTH_TOKEN_USER_RATE_LIMIT: '9',
+      OAUTH_TOKEN_RATE_WINDOW_S: '120',
+    });
+    assert.deepEqual(c.oauthGrants, { perClient: 3, perUser: 7 });
+    assert.deepEqual(c.oauthTokenRate, { perClient: 4, perUser: 9, windowS: 120 });
+    for (const name of [
+      'OAUTH_GRANTS_PER_CLIENT_MAX',
+      'OAUTH_GRANTS_PER_USER_MAX',
+      'OAUTH_TOKEN_RATE_LIMIT',
+      'OAUTH_TOKEN_USER_RATE_LIMIT',
+      'OAUTH_TOKEN_RATE_WINDOW_S',
+    ])
+      assert.throws(
+        () => loadConfig({ [name]: '0' }),
+        (err: unknown) => err instanceof ConfigError && err.variable === name,
+      );
   });
 
   it('reads good values', () => {

@@ -17,7 +17,7 @@ import {
   UnsupportedResponseType,
   errorBody,
 } from '../errors.ts';
-import { CODE_TTL_S } from '../issue.ts';
+import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
@@ -132,7 +132,7 @@ async function redirectWithCode(
 ) {
   const code = newOAuthSecret();
   const now = deps.now();
-  await insertCode(deps.db, {
+  const row = {
     code_hash: sha256Hex(code),
     client_id: authz.client.id,
     user_id: user.userId,
@@ -142,7 +142,9 @@ async function redirectWithCode(
     expires_at: now + CODE_TTL_S,
     used: 0,
     created_at: now,
-  });
+  };
+  await insertCode(deps.db, row);
+  await endCodesBeyond(deps.db, row, deps.grants);
   return redirectBack(reply, authz, { code }, status);
 }
 

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateClient } from '../client-auth.ts';
 import type { OAuthClient } from '../clients.ts';
-import type { OAuthDeps } from '../deps.ts';
+import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidRequest, UnsupportedGrantType } from '../errors.ts';
 import type { TokenResponse } from '../issue.ts';
 import { formParams, type Params } from '../params.ts';
@@ -12,7 +12,7 @@ import * as refreshToken from '../grants/refresh-token.ts';
 
 interface GrantModule {
   grantType: string;
-  handle(deps: OAuthDeps, client: OAuthClient, params: Params): Promise<TokenResponse>;
+  handle(deps: TokenEndpointDeps, client: OAuthClient, params: Params): Promise<TokenResponse>;
 }
 
 const GRANTS: ReadonlyMap<string, GrantModule> = new Map(
@@ -32,7 +32,7 @@ function selectGrant(params: Params): GrantModule {
   return grant;
 }
 
-export function tokenEndpoint(deps: OAuthDeps) {
+export function tokenEndpoint(deps: TokenEndpointDeps) {
   return async function token(request: FastifyRequest, reply: FastifyReply) {
     const params = formParams(request);
     const { client } = await authenticateClient(deps.db, request, params);

@@ -1,11 +1,11 @@
 // grant_type=authorization_code (RFC 6749 §4.1.3) with PKCE S256 (RFC 7636 §4.5–4.6).
 // A code is exchanged once; presenting it again revokes every token it issued.
 import type { OAuthClient } from '../clients.ts';
-import type { OAuthDeps } from '../deps.ts';
+import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
-import { issueTokenPair, type TokenResponse } from '../issue.ts';
+import { startGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { claimCode, findCodeByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
+import { findCodeByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
 
 export const grantType = 'authorization_code';
@@ -19,12 +19,16 @@ function readVerifier(params: Params): string {
   return verifier;
 }
 
-async function refuseReuse(deps: OAuthDeps, codeHash: string): Promise<never> {
+async function refuseReuse(deps: TokenEndpointDeps, codeHash: string): Promise<never> {
   await revokeFamily(deps.db, codeHash);
   throw new InvalidGrant('The authorization code was already used; the tokens it issued have been revoked.');
 }
 
-export async function handle(deps: OAuthDeps, client: OAuthClient, params: Params): Promise<TokenResponse> {
+export async function handle(
+  deps: TokenEndpointDeps,
+  client: OAuthClient,
+  params: Params,
+): Promise<TokenResponse> {
   const code = required(params, 'code');
   const redirectUri = required(params, 'redirect_uri');
   const verifier = readVerifier(params);
@@ -37,6 +41,7 @@ export async function handle(deps: OAuthDeps, client: OAuthClient, params: Param
   if (row.client_id !== client.id)
     throw new InvalidGrant('The authorization code was issued to another client.');
   if (row.used !== 0) return refuseReuse(deps, codeHash);
+  await deps.limits.admit(client.id, row.user_id);
   if (Number(row.expires_at) <= now) throw new InvalidGrant('The authorization code has expired.');
   if (row.redirect_uri !== redirectUri)
     throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
@@ -51,6 +56,6 @@ export async function handle(deps: OAuthDeps, client: OAuthClient, params: Param
   const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash };
   const issued = await deps.db
     .transaction()
-    .execute(async (trx) => ((await claimCode(trx, codeHash)) ? issueTokenPair(trx, grant, now) : undefined));
+    .execute((trx) => startGrant(trx, codeHash, grant, now, deps.grants));
   return issued ?? refuseReuse(deps, codeHash);
 }

@@ -1,30 +1,42 @@
 // grant_type=refresh_token (RFC 6749 §6) with rotation: each refresh token is used once and replaced;
-// presenting a rotated one again means it leaked, so every token of its grant is revoked.
+// presenting a rotated one again within its reuse window (SPENT_REFRESH_TOKEN_KEEP_S) means it leaked,
+// so every token of its grant is revoked. Counted by the token endpoint's limits once the token is known.
 import type { OAuthClient } from '../clients.ts';
-import type { OAuthDeps } from '../deps.ts';
+import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
-import { issueTokenPair, type TokenResponse } from '../issue.ts';
+import { rotateGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { claimRefreshToken, findRefreshTokenByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
+import { findRefreshTokenByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
 import { formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { sha256Hex } from '../secrets.ts';
 
 export const grantType = 'refresh_token';
 
-async function refuseReuse(deps: OAuthDeps, family: string): Promise<never> {
+const INVALID = 'The refresh token is invalid or has been revoked.';
+
+async function refuseReuse(deps: TokenEndpointDeps, family: string): Promise<never> {
   await revokeFamily(deps.db, family);
   throw new InvalidGrant(
     'The refresh token was already used; every token of this authorization has been revoked.',
   );
 }
 
-export async function handle(deps: OAuthDeps, client: OAuthClient, params: Params): Promise<TokenResponse> {
+export async function handle(
+  deps: TokenEndpointDeps,
+  client: OAuthClient,
+  params: Params,
+): Promise<TokenResponse> {
   const presented = required(params, 'refresh_token');
   const now = deps.now();
   const row = await findRefreshTokenByHash(deps.db, sha256Hex(presented));
-  if (!row) throw new InvalidGrant('The refresh token is invalid or has been revoked.');
+  if (!row) throw new InvalidGrant(INVALID);
   if (row.client_id !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
-  if (row.used !== 0) return refuseReuse(deps, row.family);
+  if (row.used !== 0) {
+    // Past its reuse window a rotated token is as good as swept: unknown, and its grant stays.
+    if (Number(row.expires_at) <= now) throw new InvalidGrant(INVALID);
+    return refuseReuse(deps, row.family);
+  }
+  await deps.limits.admit(client.id, row.user_id);
   if (Number(row.expires_at) <= now) throw new InvalidGrant('The refresh token has expired.');
   if (await ownerIsBanned(deps.db, row.user_id))
     throw new InvalidGrant('The account this refresh token acts for is banned.');
@@ -42,8 +54,6 @@ export async function handle(deps: OAuthDeps, client: OAuthClient, params: Param
   const grant = { clientId: client.id, userId: row.user_id, scope, family: row.family };
   const issued = await deps.db
     .transaction()
-    .execute(async (trx) =>
-      (await claimRefreshToken(trx, row.id)) ? issueTokenPair(trx, grant, now, row.scope) : undefined,
-    );
+    .execute((trx) => rotateGrant(trx, row.id, grant, now, row.scope));
   return issued ?? refuseReuse(deps, row.family);
 }

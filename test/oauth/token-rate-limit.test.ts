@@ -1,0 +1,147 @@
+// The token endpoint's rate limits, on every dialect: token requests per user and application
+// (OAUTH_TOKEN_RATE_LIMIT) and per user across applications (OAUTH_TOKEN_USER_RATE_LIMIT), answered
+// beyond them with RFC 6749's error JSON (`slow_down`), HTTP 429 and Retry-After, issuing nothing; and
+// with REDIS_URL one count for every instance.
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { build, body, type Harness } from '../helpers/app.ts';
+import { InjectBrowser } from '../helpers/inject-browser.ts';
+import {
+  exchangeCode,
+  obtainCode,
+  obtainTokens,
+  pkcePair,
+  refreshTokens,
+  registerClient,
+} from '../helpers/oauth.ts';
+import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
+import { loadConfig } from '../../src/config.ts';
+import { buildApp } from '../../src/app.ts';
+import { openStore } from '../../src/store/database.ts';
+
+const WINDOW_S = 60;
+
+/** A 429 in RFC 6749 §5.2's form: slow_down, a description, Retry-After within the window, nothing issued. */
+function assertSlowDown(r: LightMyRequestResponse, describes: RegExp): void {
+  assert.equal(r.statusCode, 429, r.body);
+  const answer = body(r);
+  assert.equal(answer.error, 'slow_down');
+  assert.match(answer.error_description as string, describes);
+  assert.equal(answer.access_token, undefined);
+  const retryAfter = Number(r.headers['retry-after']);
+  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= WINDOW_S, String(retryAfter));
+  assert.equal(r.headers['cache-control'], 'no-store');
+  assert.match(String(r.headers['content-type']), /^application\/json/);
+}
+
+const refreshed = (r: LightMyRequestResponse) => {
+  assert.equal(r.statusCode, 200, r.body);
+  return r.json() as { access_token: string; refresh_token: string };
+};
+
+for (const dialect of DIALECTS) {
+  describe(`token endpoint rate limits [${dialect}]`, () => {
+    async function setup(t: TestContext, perClient: number, perUser: number) {
+      const h = await build(t, dialect, {
+        OAUTH_TOKEN_RATE_LIMIT: String(perClient),
+        OAUTH_TOKEN_USER_RATE_LIMIT: String(perUser),
+        OAUTH_TOKEN_RATE_WINDOW_S: String(WINDOW_S),
+      });
+      const owner = await h.createUser();
+      const signedIn = async () => {
+        const user = await h.createUser();
+        const browser = new InjectBrowser(h.app);
+        await browser.signIn(user);
+        return { user, browser };
+      };
+      const client = (name: string) => registerClient(h, { ownerId: owner.id, public: true, name });
+      return { h, signedIn, client };
+    }
+
+    it('answers 429 slow_down past the limit of one user with one application; others go on', async (t) => {
+      const { h, signedIn, client } = await setup(t, 3, 100);
+      const [a, b] = [await client('Refresher'), await client('Other App')];
+      const { user, browser } = await signedIn();
+
+      let tokens = await obtainTokens(h, browser, a);
+      tokens = refreshed(await refreshTokens(h, a, tokens.refresh_token));
+      tokens = refreshed(await refreshTokens(h, a, tokens.refresh_token));
+      const refused = await refreshTokens(h, a, tokens.refresh_token);
+      assertSlowDown(refused, /this application for this user/);
+      // Nothing was rotated: the token presented is still the grant's live one.
+      const row = await h.store.db
+        .selectFrom('oauth_refresh_tokens')
+        .select('used')
+        .where('user_id', '=', user.id)
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
+      assert.equal(row.used, 0);
+      // A code exchange counts the same way.
+      const { verifier, challenge } = pkcePair();
+      const code = await obtainCode(browser, { client: a, challenge });
+      assertSlowDown(await exchangeCode(h, a, code, verifier), /this application for this user/);
+
+      // The same user with another application, and another user with this one, are not held back.
+      const withB = await obtainTokens(h, browser, b);
+      refreshed(await refreshTokens(h, b, withB.refresh_token));
+      const other = await signedIn();
+      const others = await obtainTokens(h, other.browser, a);
+      refreshed(await refreshTokens(h, a, others.refresh_token));
+    });
+
+    it('answers 429 slow_down past the limit of one user across applications', async (t) => {
+      const { h, signedIn, client } = await setup(t, 100, 4);
+      const apps = [await client('App A'), await client('App B'), await client('App C')];
+      const { browser } = await signedIn();
+
+      const a = await obtainTokens(h, browser, apps[0]!);
+      const b = await obtainTokens(h, browser, apps[1]!);
+      refreshed(await refreshTokens(h, apps[0]!, a.refresh_token));
+      refreshed(await refreshTokens(h, apps[1]!, b.refresh_token));
+      // A fifth request, through a third application the user has never used with tokens.
+      const { verifier, challenge } = pkcePair();
+      const code = await obtainCode(browser, { client: apps[2]!, challenge });
+      assertSlowDown(await exchangeCode(h, apps[2]!, code, verifier), /for this user;/);
+
+      const other = await signedIn();
+      await obtainTokens(h, other.browser, apps[2]!);
+    });
+  });
+}
+
+describe('token endpoint rate limits with REDIS_URL', async () => {
+  const skip = await redisSkipReason();
+
+  it('count once for every instance sharing the Redis', { skip }, async (t) => {
+    const env = {
+      REDIS_URL,
+      REDIS_KEY_PREFIX: uniqueRedisPrefix(),
+      OAUTH_TOKEN_RATE_LIMIT: '100',
+      OAUTH_TOKEN_USER_RATE_LIMIT: '4',
+    };
+    const first = await build(t, 'sqlite', env);
+    // A second instance on the same database and the same Redis.
+    const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4', ...env });
+    config.database = first.database.config;
+    const second: Harness = {
+      ...first,
+      app: await buildApp(config, { store: await openStore(first.database.config) }),
+    };
+    t.after(() => second.app.close());
+    await second.app.ready();
+
+    const owner = await first.createUser();
+    const user = await first.createUser();
+    const browser = new InjectBrowser(first.app);
+    await browser.signIn(user);
+    const app = await registerClient(first, { ownerId: owner.id, public: true });
+    // Four requests, alternating between the instances: each instance alone would allow four.
+    let tokens = await obtainTokens(first, browser, app);
+    for (const h of [second, first, second])
+      tokens = refreshed(await refreshTokens(h, app, tokens.refresh_token));
+    assertSlowDown(await refreshTokens(first, app, tokens.refresh_token), /for this user;/);
+    assertSlowDown(await refreshTokens(second, app, tokens.refresh_token), /for this user;/);
+  });
+});
