@@ -145,7 +145,11 @@ for (const dialect of DIALECTS)
     });
 
     it('frees the places of hung-up clients for a login that finds the queue full', async (t) => {
-      const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', PASSWORD_QUEUE_MAX: '3' });
+      const h = await build(t, dialect, {
+        BCRYPT_CONCURRENCY: '1',
+        PASSWORD_QUEUE_MAX: '3',
+        ...WITH_METRICS,
+      });
       const ids = await slowUsers(h, 5, 'pw');
       await h.app.listen({ port: 0, host: '127.0.0.1' });
       const address = h.app.server.address();
