@@ -10,17 +10,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DIALECTS, MYSQL_URL, POSTGRES_URL } from '../helpers/dialects.ts';
-import { runCli, runProcess, UNPRIVILEGED, type CliResult, type RunAs } from '../helpers/cli.ts';
+import { jsonError, runCli, runProcess, UNPRIVILEGED, type CliResult, type RunAs } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'tokend.js');
 /** "Promptly": a failing command, Node's own start-up included, is done within this. */
 const PROMPT_MS = 8000;
 
-/** The one line of a failed run; fails the test unless it failed that way. */
+/**
+ * The one line of a failed run; fails the test unless it failed that way. A `--json` run's error, one
+ * JSON object, is given as the line the same run without --json writes.
+ */
 function oneLine(r: CliResult): string {
   assert.equal(r.code, 1, `exit code 1 expected; stdout: ${r.stdout} stderr: ${r.stderr}`);
   assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
+  if (r.stderr.startsWith('{')) {
+    const { error, code } = jsonError(r);
+    assert.notEqual(code, 'usage');
+    return `tokend: ${error}`;
+  }
   const lines = r.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, `one line expected:\n${r.stderr}`);
   assert.match(lines[0] ?? '', /^tokend: /);

@@ -1,5 +1,6 @@
 // tokend serve and migrate, and the bin entry (directly and through a symlink, as npm link makes it).
-import { describe, it } from 'node:test';
+// What serve says at start: the database in use, how to create the first user, misspelt variables.
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -7,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
-import { cliHarness, listeningOrigin, MAIN, onlyJson, runCli } from '../helpers/cli.ts';
+import { cliHarness, listeningOrigin, MAIN, onlyJson, runCli, runProcess } from '../helpers/cli.ts';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { startTokend, type TokendProcess } from '../helpers/real-server.ts';
+import { eventually } from '../helpers/waiting.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/tokend.js', import.meta.url));
 const START_LIMIT_MS = 20_000;
@@ -36,6 +40,92 @@ describe('tokend serve', () => {
     const r = await runCli(['serve', '--help']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^Usage: tokend serve/);
+  });
+});
+
+describe('tokend serve: what it says at start', { concurrency: 2 }, () => {
+  /** Starts `bin/tokend.js serve` on `env`, and stops it after the test. */
+  async function serve(t: TestContext, env: Record<string, string>): Promise<TokendProcess> {
+    const server = await startTokend({ LOG_LEVEL: 'info', ...env }, [BIN, 'serve']);
+    t.after(() => server.kill());
+    return server;
+  }
+
+  /** The message of the first log line that `pattern` matches, once one does. */
+  async function logged(server: TokendProcess, pattern: RegExp): Promise<string> {
+    let found: string | undefined;
+    await eventually(100, 50, async () => {
+      found = server.lines
+        .map((l) => (JSON.parse(l) as { msg?: string }).msg ?? '')
+        .find((msg) => pattern.test(msg));
+      return found !== undefined;
+    });
+    assert.ok(found !== undefined, `no log line matching ${pattern}:\n${server.output()}`);
+    return found;
+  }
+
+  it('names the SQLite file and, while no user exists, the command that creates one; that command works', async (t) => {
+    const h = await cliHarness(t);
+    const path = h.database.url.slice('sqlite:'.length);
+    const first = await serve(t, { DATABASE_URL: h.database.url });
+    assert.equal(await logged(first, /^database: /), `database: SQLite file ${path}`);
+    const hint = await logged(first, /^no user exists yet/);
+    const command = /^no user exists yet; create the first one with: (.+)$/.exec(hint)?.[1] ?? '';
+    assert.equal(
+      command,
+      `DATABASE_URL=sqlite:${path} ${process.execPath} ${BIN} user create --username NAME`,
+    );
+
+    // The command as printed, run by a shell, with a name and the password on standard input.
+    const created = await runProcess(
+      'bash',
+      ['-c', `${command.replace('NAME', 'first-admin')} --password-stdin --json`],
+      { env: { PATH: process.env.PATH ?? '', BCRYPT_COST: '4' }, input: 'its password\n' },
+    );
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(onlyJson(created).username, 'first-admin');
+    await first.stop();
+
+    const second = await serve(t, { DATABASE_URL: h.database.url });
+    await logged(second, /^database: /);
+    await second.stop();
+    assert.ok(!second.lines.some((l) => l.includes('no user exists yet')), 'said only while no user exists');
+  });
+
+  it('through npm, the command is npm run tokend', async (t) => {
+    const h = await cliHarness(t);
+    const server = await serve(t, { DATABASE_URL: h.database.url, npm_lifecycle_event: 'start' });
+    const hint = await logged(server, /^no user exists yet/);
+    assert.match(hint, / npm run tokend -- user create --username NAME$/);
+  });
+
+  for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
+    it(`${dialect}: names the server's URL without its password`, async (t) => {
+      const h = await cliHarness(t, dialect);
+      const url = new URL(h.database.url);
+      // PostgreSQL's test server trusts local connections, so a password is accepted and unused.
+      if (dialect === 'postgres') url.password = 'never-shown-3f9a';
+      const server = await serve(t, { DATABASE_URL: url.toString() });
+      const shown = new URL(url.toString());
+      if (shown.password !== '') shown.password = '***';
+      const name = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL/MariaDB';
+      assert.equal(await logged(server, /^database: /), `database: ${name} at ${shown.toString()}`);
+      assert.match(
+        await logged(server, /^no user exists yet/),
+        new RegExp(`with: '?DATABASE_URL=${shown.toString().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'? `),
+      );
+      assert.ok(!server.output().includes('never-shown-3f9a'), 'the password is never shown');
+    });
+  }
+
+  it('a misspelt variable: a warning on stderr naming the variable meant, and it serves', async (t) => {
+    const h = await cliHarness(t);
+    const server = await serve(t, { DATABASE_URL: h.database.url, DATABSE_URL: 'sqlite:other.db' });
+    assert.equal((await fetch(`${server.baseUrl}/ping`)).status, 200);
+    assert.equal(
+      server.stderr(),
+      "tokend: warning: the environment variable DATABSE_URL is not one of tokend's and is ignored; did you mean DATABASE_URL?\n",
+    );
   });
 });
 
