@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DIALECTS, MYSQL_URL, POSTGRES_URL } from '../helpers/dialects.ts';
+import { TcpProxy } from '../helpers/real-server.ts';
 import { jsonError, runCli, runProcess, UNPRIVILEGED, type CliResult, type RunAs } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -198,6 +199,39 @@ describe('a database server that cannot be reached or logged in to', { concurren
         assert.ok(r.ms < PROMPT_MS, `took ${Math.round(r.ms)} ms`);
       });
     }
+
+    // Something that accepts the connection and closes it at once: a proxy in front of a closed port
+    // (as a load balancer without a backend, or a firewall that resets, behaves).
+    for (const command of COMMANDS) {
+      it(`${dialect}, a server that closes the connection at once: ${command.what} names DATABASE_URL, the host and that`, async (t) => {
+        const closer = new TcpProxy(1);
+        await closer.start();
+        t.after(() => closer.close());
+        const where = `127.0.0.1:${closer.port}`;
+        const url = `${dialect}://tokend:${PASSWORD}@${where}/tokend`;
+        const r = await timed(command.args, { DATABASE_URL: url }, { entry: command.entry });
+        const line = oneLine(r);
+        assert.ok(!line.includes(PASSWORD), line);
+        assert.ok(line.includes(`DATABASE_URL=${dialect}://tokend:***@${where}/tokend: `), line);
+        assert.ok(line.includes(`${where} accepted the connection and closed it before answering`), line);
+        assert.ok(r.ms < PROMPT_MS, `took ${Math.round(r.ms)} ms`);
+      });
+    }
+
+    it(`${dialect}, a server that accepts and never answers: no connection within DB_TIMEOUT_MS`, async (t) => {
+      const silent = new TcpProxy(1);
+      silent.freeze();
+      await silent.start();
+      t.after(() => silent.close());
+      const where = `127.0.0.1:${silent.port}`;
+      for (const command of COMMANDS) {
+        const env = { DATABASE_URL: `${dialect}://tokend:${PASSWORD}@${where}/tokend`, DB_TIMEOUT_MS: '500' };
+        const line = oneLine(await timed(command.args, env, { entry: command.entry }));
+        assert.ok(!line.includes(PASSWORD), line);
+        assert.ok(line.includes(`DATABASE_URL=${dialect}://tokend:***@${where}/tokend: `), line);
+        assert.ok(line.includes(`no connection to ${where} within DB_TIMEOUT_MS (500 ms)`), line);
+      }
+    });
 
     const skip = DIALECTS.includes(dialect)
       ? false
