@@ -4,6 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,49 @@ describe('tokend serve', () => {
     const r = await runCli(['serve', '--help']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^Usage: tokend serve/);
+  });
+
+  it('serve --help says one thing about --json, and it is what --json does', async (t) => {
+    const help = (await runCli(['serve', '--help'])).stdout;
+    const mentions = help.split('\n').filter((l) => l.includes('--json'));
+    assert.equal(mentions.length, 2, `the usage line and the option's row:\n${help}`);
+    assert.match(
+      mentions[1] ?? '',
+      /^\s+--json\s+an error or warning at start-up as one JSON object on stderr/,
+    );
+    assert.doesNotMatch(
+      help,
+      /print exactly one JSON object on stdout/,
+      'serve prints its log, not one object',
+    );
+
+    // An error at start-up, with --json: one JSON object on stderr, and stdout has no object of it.
+    const h = await cliHarness(t);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    t.after(() => taken.close());
+    const port = String((taken.address() as AddressInfo).port);
+    const r = await runCli(['serve', '--json'], {
+      env: { DATABASE_URL: h.database.url, PORT: port, DATABSE_URL: 'x' },
+      entry: BIN,
+    });
+    assert.equal(r.code, 1);
+    const lines = r.stderr
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.map((l) => Object.keys(l).sort()),
+      [
+        ['variable', 'warning'],
+        ['code', 'error'],
+      ],
+    );
+    assert.match(
+      String(lines[1]?.error),
+      new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${port} \\(HOST, PORT\\)`),
+    );
+    assert.equal(lines[1]?.code, 'failed');
   });
 });
 
