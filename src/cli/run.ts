@@ -72,13 +72,7 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
 function reportError(err: unknown, json: boolean, io: Io): number {
   const usage = err instanceof CliError && err.helpFor !== undefined;
   const help = usage ? `${[PROGRAM, err.helpFor].join(' ').trim()} --help` : undefined;
-  const code: ErrorCode = usage
-    ? 'usage'
-    : err instanceof ConfigError
-      ? 'config'
-      : err instanceof Error && err.name === 'DatabaseOpenError'
-        ? 'database'
-        : 'failed';
+  const code: ErrorCode = usage ? 'usage' : failureCode(err);
   const message = describeError(err);
   if (json)
     io.stderr.write(
@@ -94,6 +88,16 @@ function reportError(err: unknown, json: boolean, io: Io): number {
     if (help !== undefined) io.stderr.write(`Run "${help}" for usage.\n`);
   }
   return usage ? EXIT_USAGE : EXIT_FAILURE;
+}
+
+/**
+ * What kind of failure `err` is. A DatabaseOpenError is known by its name: the store's modules load
+ * only in the commands that open it.
+ */
+function failureCode(err: unknown): ErrorCode {
+  if (err instanceof ConfigError) return 'config';
+  if (err instanceof Error && err.name === 'DatabaseOpenError') return 'database';
+  return 'failed';
 }
 
 /** How many edits away a mistyped command or option may be for "did you mean" to name the nearest. */
@@ -256,26 +260,27 @@ async function runLeaf(
 }
 
 function makeContext(io: Io, resources: Resources, style: Context['style'], json: boolean): Context {
-  let config: Config | undefined;
+  let config: Promise<Config> | undefined;
   let passwords: PasswordHasher | undefined;
+  /** The configuration, and a warning line each about variables that look like tokend's and are not. */
+  const load = async (): Promise<Config> => {
+    // A bad value throws a ConfigError, which runCli reports. Imported here so that --help and
+    // argument errors never load it.
+    const { unknownVariables, describeUnknownVariable } = await import('../unknown-variables.ts');
+    const loaded = loadConfig(io.env);
+    for (const unknown of unknownVariables(io.env)) {
+      const warning = describeUnknownVariable(unknown);
+      io.stderr.write(
+        json
+          ? `${JSON.stringify({ warning, variable: unknown.name })}\n`
+          : `${PROGRAM}: warning: ${warning}\n`,
+      );
+    }
+    return loaded;
+  };
   const ctx: Context = {
     style,
-    async config() {
-      if (config) return config;
-      // A bad value throws a ConfigError, which runCli reports. Imported here so that --help and
-      // argument errors never load it.
-      const { unknownVariables, describeUnknownVariable } = await import('../unknown-variables.ts');
-      config = loadConfig(io.env);
-      for (const unknown of unknownVariables(io.env)) {
-        const warning = describeUnknownVariable(unknown);
-        io.stderr.write(
-          json
-            ? `${JSON.stringify({ warning, variable: unknown.name })}\n`
-            : `${PROGRAM}: warning: ${warning}\n`,
-        );
-      }
-      return config;
-    },
+    config: () => (config ??= load()),
     async store() {
       if (resources.store) return resources.store;
       const { openStore } = await import('../store/database.ts');
