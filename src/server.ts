@@ -1,9 +1,15 @@
 // The process: config, the app, graceful shutdown (stop accepting, finish requests, flush, exit 0).
-import { pathToFileURL } from 'node:url';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import cluster from 'node:cluster';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { ConfigError, loadConfig, type Config, type DatabaseConfig } from './config.ts';
 import { buildApp } from './app.ts';
 import { isClusterPrimary, runPrimary } from './cluster.ts';
 import { drain } from './health/drain.ts';
+import { redactDatabaseUrl } from './store/open-errors.ts';
+import { hasAnyUser } from './users/repository.ts';
+import { describeUnknownVariable, unknownVariables } from './unknown-variables.ts';
 
 /** Longest a shutdown may take before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -38,6 +44,64 @@ export async function serve(config: Config): Promise<void> {
     await app.close().catch(() => {});
     throw new Error(listenFailure(err, config), { cause: err });
   }
+  // With WORKERS > 1, the first worker says it for all.
+  if (!cluster.isWorker || cluster.worker?.id === 1) await announce(app, config);
+}
+
+/** The database in use, in words: the SQLite file's full path, or the server's URL without its password. */
+export function describeDatabase(database: DatabaseConfig): string {
+  switch (database.kind) {
+    case 'sqlite':
+      return database.path === ':memory:' ? 'SQLite in memory' : `SQLite file ${resolve(database.path)}`;
+    case 'postgres':
+      return `PostgreSQL at ${redactDatabaseUrl(database.url)}`;
+    case 'mysql':
+      return `MySQL/MariaDB at ${redactDatabaseUrl(database.url)}`;
+  }
+}
+
+/** A word for a shell command line: as it is when that is safe, else in single quotes. */
+const shellWord = (word: string): string =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The command that creates a user in this server's database, run the way this server was: through npm
+ * in the checkout, else with this Node and bin/tokend.js. DATABASE_URL comes first when it was set (a
+ * SQLite path made absolute; a server URL with its password as ***, to be filled in).
+ */
+export function createUserCommand(
+  database: DatabaseConfig,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
+  const tokend =
+    env.npm_lifecycle_event !== undefined
+      ? 'npm run tokend --'
+      : [process.execPath, fileURLToPath(new URL('../bin/tokend.js', import.meta.url))]
+          .map(shellWord)
+          .join(' ');
+  const url =
+    env.DATABASE_URL === undefined
+      ? undefined
+      : database.kind === 'sqlite'
+        ? `sqlite:${database.path === ':memory:' ? database.path : resolve(database.path)}`
+        : redactDatabaseUrl(database.url);
+  return [
+    ...(url === undefined ? [] : [shellWord(`DATABASE_URL=${url}`)]),
+    tokend,
+    'user create --username NAME',
+  ].join(' ');
+}
+
+/** Logs the database in use and, while no user exists, the one command that creates the first one. */
+async function announce(app: FastifyInstance, config: Config): Promise<void> {
+  const database = describeDatabase(config.database);
+  app.log.info({ database }, `database: ${database}`);
+  const empty = await hasAnyUser(app.tokend.store.db).then(
+    (any) => !any,
+    () => false,
+  );
+  if (empty)
+    app.log.info(`no user exists yet; create the first one with: ${createUserCommand(config.database)}`);
 }
 
 /** Why the server could not listen, naming HOST and PORT and what to do (one line). */
@@ -57,10 +121,16 @@ export function listenFailure(err: unknown, config: Pick<Config, 'host' | 'port'
   return `${where}: ${err instanceof Error ? err.message : String(err)}`;
 }
 
-/** Loads the config or exits with one line naming the bad variable. */
+/**
+ * Loads the config or exits with one line naming the bad variable; warns, one line each, about the
+ * variables that look like tokend's and are not.
+ */
 export function loadConfigOrExit(): Config {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    for (const unknown of unknownVariables(process.env))
+      process.stderr.write(`tokend: warning: ${describeUnknownVariable(unknown)}\n`);
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`tokend: invalid configuration: ${err.message}\n`);

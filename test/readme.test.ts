@@ -3,10 +3,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { configVariablesInSource } from './helpers/config-source.ts';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 const README = read('README.md');
-const CONFIG_SOURCE = read('src/config.ts');
 const SCRIPTS = Object.keys(
   (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts,
 );
@@ -21,18 +21,6 @@ function codeOf(markdown: string): string[] {
   const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '');
   const inline = [...prose.matchAll(/`([^`\n]+)`/g)].map((m) => m[1] ?? '');
   return [...fenced, ...inline];
-}
-
-/** Every variable config.ts reads: env.NAME, env['NAME'] and helpers called as f(env, 'NAME', …). */
-function configVariables(source: string): string[] {
-  const names = new Set<string>();
-  for (const re of [
-    /\benv\.([A-Z][A-Z0-9_]*)/g,
-    /\benv\[['"]([A-Z][A-Z0-9_]*)['"]\]/g,
-    /\benv,\s*'([A-Z][A-Z0-9_]*)'/g,
-  ])
-    for (const m of source.matchAll(re)) names.add(m[1] ?? '');
-  return [...names].sort();
 }
 
 /** The first-column names of the table under "## Configuration". */
@@ -62,7 +50,7 @@ describe('README.md', () => {
   });
 
   it('documents every environment variable src/config.ts reads, and no other, in its table', () => {
-    const read = configVariables(CONFIG_SOURCE);
+    const read = configVariablesInSource();
     assert.ok(read.includes('DATABASE_URL') && read.includes('PORT'), `parsed ${read.join(', ')}`);
     const documented = configTableVariables(README);
     for (const name of read)

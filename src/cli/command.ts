@@ -32,6 +32,8 @@ interface CommandBase {
 /** A command that runs. Returning nothing means it printed nothing and keeps running (`serve`). */
 export interface LeafCommand extends CommandBase {
   options: Record<string, OptionSpec>;
+  /** What --json does, for a command that does not print one JSON object on stdout (`serve`). */
+  jsonDescription?: string;
   run(args: Args, ctx: Context): Promise<Output | void>;
 }
 
@@ -63,7 +65,10 @@ export interface Context {
   style: Style;
 }
 
-/** A failure to report as one line on stderr with exit code 1. */
+/**
+ * An error to report as one line on stderr: a usage mistake (exit code 2) when `helpFor` is given,
+ * else a failure (exit code 1).
+ */
 export class CliError extends Error {
   /** The command whose `--help` explains the mistake, when it was a usage mistake. */
   readonly helpFor: string | undefined;

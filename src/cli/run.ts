@@ -1,9 +1,11 @@
 // The dispatcher: finds the command in argv, parses its options (node:util parseArgs, strict, older
 // option names included), prints help or the version, runs the command, prints its output (one JSON
-// object with --json) and turns failures into one line on stderr and exit code 1.
+// object with --json) and turns an error into one line on stderr (with --json, one JSON object): exit
+// code 2 for a usage mistake, 1 for a failure.
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
-import type { Config } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { nearestName } from '../nearest-name.ts';
 import type { Store } from '../store/database.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import {
@@ -29,9 +31,22 @@ export interface Io {
 
 const PROGRAM = 'tokend';
 
+/** Exit codes: a command line tokend cannot run as written, and a command that failed. */
+export const EXIT_USAGE = 2;
+export const EXIT_FAILURE = 1;
+
+/** The kinds of error `--json` reports in `code`. */
+export type ErrorCode = 'usage' | 'config' | 'database' | 'failed';
+
+/** --json, which every leaf command takes. */
+const JSON_OPTION: OptionSpec = {
+  type: 'boolean',
+  description: 'print exactly one JSON object on stdout (an error: one on stderr)',
+};
+
 /** The options every leaf command takes besides its own. */
 const COMMON_OPTIONS: Record<string, OptionSpec> = {
-  json: { type: 'boolean', description: 'print exactly one JSON object on stdout' },
+  json: JSON_OPTION,
   help: { type: 'boolean', short: 'h', description: 'show this help' },
 };
 
@@ -47,13 +62,57 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
   try {
     return await dispatch(root, argv, io, resources);
   } catch (err) {
-    io.stderr.write(`${PROGRAM}: ${describeError(err)}\n`);
-    if (err instanceof CliError && err.helpFor !== undefined)
-      io.stderr.write(`Run "${[PROGRAM, err.helpFor].join(' ').trim()} --help" for usage.\n`);
-    return 1;
+    return reportError(err, argv.includes('--json'), io);
   } finally {
     await resources.store?.close().catch(() => {});
   }
+}
+
+/** Writes the error on stderr, as text or as one JSON object, and returns the exit code. */
+function reportError(err: unknown, json: boolean, io: Io): number {
+  const usage = err instanceof CliError && err.helpFor !== undefined;
+  const help = usage ? `${[PROGRAM, err.helpFor].join(' ').trim()} --help` : undefined;
+  const code: ErrorCode = usage ? 'usage' : failureCode(err);
+  const message = describeError(err);
+  if (json)
+    io.stderr.write(
+      `${JSON.stringify({
+        error: message,
+        code,
+        ...(err instanceof ConfigError ? { variable: err.variable } : {}),
+        ...(help === undefined ? {} : { help }),
+      })}\n`,
+    );
+  else {
+    io.stderr.write(`${PROGRAM}: ${message}\n`);
+    if (help !== undefined) io.stderr.write(`Run "${help}" for usage.\n`);
+  }
+  return usage ? EXIT_USAGE : EXIT_FAILURE;
+}
+
+/**
+ * What kind of failure `err` is. A DatabaseOpenError is known by its name: the store's modules load
+ * only in the commands that open it.
+ */
+function failureCode(err: unknown): ErrorCode {
+  if (err instanceof ConfigError) return 'config';
+  if (err instanceof Error && err.name === 'DatabaseOpenError') return 'database';
+  return 'failed';
+}
+
+/** How many edits away a mistyped command or option may be for "did you mean" to name the nearest. */
+const typoDistance = (word: string): number => Math.max(2, Math.floor(word.length / 3));
+
+/** " (did you mean X?)" when one of `names` is near `word`, else nothing. */
+function didYouMean(word: string, names: Iterable<string>, show = (name: string) => name): string {
+  const near = nearestName(word, names, typoDistance(word));
+  return near === undefined ? '' : ` (did you mean ${show(near)}?)`;
+}
+
+/** The option a mistyped `--name` or `--name=value` most likely meant, among `options`. */
+function optionHint(arg: string, options: Iterable<string>): string {
+  const name = /^--([^=]+)/.exec(arg)?.[1];
+  return name === undefined ? '' : didYouMean(name, options, (o) => `--${o}`);
 }
 
 interface Resources {
@@ -69,10 +128,11 @@ async function dispatch(root: GroupCommand, argv: string[], io: Io, resources: R
     const arg = argv[i];
     const here = path.join(' ');
     if (arg === undefined) {
-      if (path.length === 0) {
+      if (path.length === 0 && carried.length === 0) {
         io.stderr.write(groupHelp(root, path));
-        return 1;
+        return EXIT_USAGE;
       }
+      if (path.length === 0) throw new CliError('no command given', here);
       throw new CliError(`"${PROGRAM} ${here}" needs a subcommand`, here);
     }
     if (arg === '--help' || arg === '-h') {
@@ -90,11 +150,19 @@ async function dispatch(root: GroupCommand, argv: string[], io: Io, resources: R
       i++;
       continue;
     }
-    if (arg.startsWith('-')) throw new CliError(`unknown option ${arg}`, here);
+    if (arg.startsWith('-')) {
+      const known = ['json', 'help', ...(path.length === 0 ? ['version'] : [])];
+      throw new CliError(`unknown option ${arg}${optionHint(arg, known)}`, here);
+    }
     const next: Command | undefined = node.subcommands.find((c) => c.name === arg);
     if (!next) {
       const what = path.length === 0 ? 'command' : `subcommand of "${here}"`;
-      throw new CliError(`unknown ${what}: ${JSON.stringify(arg)}`, here);
+      const hint = didYouMean(
+        arg,
+        node.subcommands.map((c) => c.name),
+        (name) => `"${name}"`,
+      );
+      throw new CliError(`unknown ${what}: ${JSON.stringify(arg)}${hint}`, here);
     }
     path.push(arg);
     node = next;
@@ -118,7 +186,16 @@ function printHelpFor(root: GroupCommand, words: string[], io: Io): number {
     const next: Command | undefined = isGroup(node)
       ? node.subcommands.find((c) => c.name === word)
       : undefined;
-    if (!next) throw new CliError(`no command "${[...path, word].join(' ')}"`, '');
+    if (!next) {
+      const hint = isGroup(node)
+        ? didYouMean(
+            word,
+            node.subcommands.map((c) => c.name),
+            (name) => `"${[...path, name].join(' ')}"`,
+          )
+        : '';
+      throw new CliError(`no command "${[...path, word].join(' ')}"${hint}`, '');
+    }
     path.push(word);
     node = next;
   }
@@ -152,7 +229,8 @@ async function runLeaf(
       io.stdout.write(leafHelp(command, path));
       return 0;
     }
-    throw new CliError(describeParseError(err), name);
+    const shown = Object.keys({ ...command.options, ...COMMON_OPTIONS });
+    throw new CliError(describeParseError(err, shown), name);
   }
   // An older name of an option (OptionSpec.aliases) gives the option its value.
   for (const [key, spec] of Object.entries(command.options)) {
@@ -174,29 +252,43 @@ async function runLeaf(
 
   const json = values.json === true;
   const style = makeStyle(!json && wantsColour(io.stdout.isTTY, io.env));
-  const ctx = makeContext(io, resources, style);
+  const ctx = makeContext(io, resources, style, json);
   const args = new Args(name, values as Record<string, string | boolean | string[] | undefined>);
   const output = await command.run(args, ctx);
   if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
   return 0;
 }
 
-function makeContext(io: Io, resources: Resources, style: Context['style']): Context {
-  let config: Config | undefined;
+function makeContext(io: Io, resources: Resources, style: Context['style'], json: boolean): Context {
+  let config: Promise<Config> | undefined;
   let passwords: PasswordHasher | undefined;
+  /** The configuration, and a warning line each about variables that look like tokend's and are not. */
+  const load = async (): Promise<Config> => {
+    // A bad value throws a ConfigError, which runCli reports. Imported here so that --help and
+    // argument errors never load it.
+    const { unknownVariables, describeUnknownVariable } = await import('../unknown-variables.ts');
+    const loaded = loadConfig(io.env);
+    for (const unknown of unknownVariables(io.env)) {
+      const warning = describeUnknownVariable(unknown);
+      io.stderr.write(
+        json
+          ? `${JSON.stringify({ warning, variable: unknown.name })}\n`
+          : `${PROGRAM}: warning: ${warning}\n`,
+      );
+    }
+    return loaded;
+  };
   const ctx: Context = {
     style,
-    async config() {
-      // Imported here so that --help and argument errors never load the server.
-      const { loadConfigOrExit } = await import('../server.ts');
-      config ??= loadConfigOrExit();
-      return config;
-    },
+    config: () => (config ??= load()),
     async store() {
       if (resources.store) return resources.store;
       const { openStore } = await import('../store/database.ts');
-      const { database, dbPoolSize } = await ctx.config();
-      resources.store = await openStore(database, { poolSize: Math.min(dbPoolSize, 2) });
+      const { database, dbPoolSize, dbTimeoutMs } = await ctx.config();
+      resources.store = await openStore(database, {
+        poolSize: Math.min(dbPoolSize, 2),
+        timeoutMs: dbTimeoutMs,
+      });
       return resources.store;
     },
     async passwords() {
@@ -216,13 +308,14 @@ function makeContext(io: Io, resources: Resources, style: Context['style']): Con
   return ctx;
 }
 
-function describeParseError(err: unknown): string {
+/** parseArgs's error in tokend's words; an unknown option with the nearest of `options`. */
+function describeParseError(err: unknown, options: string[]): string {
   const e = err as { code?: string; message?: string };
   const message = e.message ?? String(err);
   const quoted = /'([^']*)'/.exec(message)?.[1] ?? '';
   switch (e.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option ${quoted}`;
+      return `unknown option ${quoted}${optionHint(quoted, options)}`;
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return `unexpected argument ${JSON.stringify(quoted)} (options are written --name value)`;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
@@ -237,6 +330,7 @@ function describeParseError(err: unknown): string {
 /** One line for an error, also for AggregateError (a refused connection to every address) and codes. */
 export function describeError(err: unknown): string {
   if (err instanceof CliError) return err.message;
+  if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
   if (err instanceof AggregateError && err.message === '')
     return err.errors.map((e: unknown) => describeError(e)).join('; ');
   if (err instanceof Error) {
@@ -260,7 +354,10 @@ function leafHelp(command: LeafCommand, path: string[]): string {
     ...Object.entries(command.options).map(([k, s]) => optionUsage(k, s)),
     '[--json]',
   ].join(' ');
-  const rows = Object.entries({ ...command.options, ...COMMON_OPTIONS }).map(([key, spec]) => {
+  const common = command.jsonDescription
+    ? { ...COMMON_OPTIONS, json: { ...JSON_OPTION, description: command.jsonDescription } }
+    : COMMON_OPTIONS;
+  const rows = Object.entries({ ...command.options, ...common }).map(([key, spec]) => {
     const short = spec.short ? `-${spec.short}, ` : '';
     const value = spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : '';
     const notes = [spec.required ? 'required' : '', spec.multiple ? 'may be repeated' : ''].filter(Boolean);
@@ -299,9 +396,14 @@ function groupHelp(group: GroupCommand, path: string[]): string {
     'Commands:',
     columns(rows),
     '',
-    `Every command takes --json (one JSON object on stdout) and --help.`,
+    `Every command takes --json (one JSON object on stdout; an error as one on stderr) and --help.`,
     `Run "${prefix} <command> --help" for a command's options.`,
-    ...(path.length === 0 ? [`"${PROGRAM} --version" (or -V) prints the version.`] : []),
+    ...(path.length === 0
+      ? [
+          `"${PROGRAM} --version" (or -V) prints the version.`,
+          `Exit codes: 0 done, 1 failed, ${EXIT_USAGE} a command line that cannot run as written.`,
+        ]
+      : []),
     '',
   ].join('\n');
 }

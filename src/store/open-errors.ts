@@ -53,6 +53,11 @@ function urlParts(url: string): { server: string; user: string; database: string
   }
 }
 
+/** A server that accepted the connection and closed it without a word. */
+const closedAtOnce = (server: string): string =>
+  `${server} accepted the connection and closed it before answering: is a database server of the kind ` +
+  'DATABASE_URL names listening on that host and port (and no firewall or proxy in between closing it)?';
+
 /**
  * Why a connection to a database server failed, in words with the fix, or undefined when `err` is not
  * a failure to connect (a failing query, a bug): that one is reported as it is.
@@ -76,7 +81,8 @@ export function connectionFailure(err: unknown, url: string, timeoutMs: number):
     case 'ETIMEDOUT':
       return `${server} did not answer in time: check the host and port in DATABASE_URL and any firewall`;
     case 'ECONNRESET':
-      return `${server} closed the connection: is a database server of the kind DATABASE_URL names listening there?`;
+    case 'PROTOCOL_CONNECTION_LOST': // mysql2: the server closed the connection
+      return closedAtOnce(server);
     // Then PostgreSQL's SQLSTATEs and MySQL/MariaDB's codes (mysql2).
     case '3D000':
     case 'ER_BAD_DB_ERROR':
@@ -93,6 +99,8 @@ export function connectionFailure(err: unknown, url: string, timeoutMs: number):
     case '57P03':
       return `the server is starting up or shutting down (${message}): try again in a moment`;
   }
+  // pg, when the server closes the connection before its first answer.
+  if (/^Connection terminated unexpectedly$/i.test(message)) return closedAtOnce(server);
   if (err instanceof DatabaseTimeoutError && err.waitedFor === 'connection')
     return `no connection to ${server} within DB_TIMEOUT_MS (${timeoutMs} ms): is the server up and reachable?`;
   if (/timeout exceeded when trying to connect|connection timeout/i.test(message))

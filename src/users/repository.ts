@@ -61,6 +61,11 @@ export async function setUserPrivileges(db: Db, id: number, privileges: number):
   await db.updateTable('users').set({ privileges }).where('id', '=', id).execute();
 }
 
+/** Whether any user exists (the start-up says how to create the first one while none does). */
+export async function hasAnyUser(db: Db): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
 export async function listUsers(db: Db): Promise<Array<Pick<UserRow, 'id' | 'username' | 'privileges'>>> {
   return db.selectFrom('users').select(['id', 'username', 'privileges']).orderBy('id').execute();
 }

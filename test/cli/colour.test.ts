@@ -36,22 +36,22 @@ describe('tokend output colour', () => {
   it('colours text on a terminal only, and never the --json object', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'tokend-colour-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
-    process.env.DATABASE_URL = `sqlite:${join(dir, 'tokend.db')}`;
-    process.env.BCRYPT_COST = '4';
+    // The configuration comes from the environment runCli is given.
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'tokend.db')}`, BCRYPT_COST: '4' };
     const create = (name: string) => ['user', 'create', '--username', name, '--password', 'p'];
 
-    const tty = await runInProcess(create('a'), true, {});
+    const tty = await runInProcess(create('a'), true, env);
     assert.equal(tty.code, 0, tty.stderr);
     assert.ok(tty.stdout.includes(ESC), tty.stdout);
 
-    const noColor = await runInProcess(create('b'), true, { NO_COLOR: '1' });
+    const noColor = await runInProcess(create('b'), true, { ...env, NO_COLOR: '1' });
     assert.equal(noColor.code, 0, noColor.stderr);
     assert.ok(!noColor.stdout.includes(ESC), noColor.stdout);
 
-    const pipe = await runInProcess(create('c'), false, {});
+    const pipe = await runInProcess(create('c'), false, env);
     assert.ok(!pipe.stdout.includes(ESC), pipe.stdout);
 
-    const json = await runInProcess([...create('d'), '--json'], true, {});
+    const json = await runInProcess([...create('d'), '--json'], true, env);
     assert.ok(!json.stdout.includes(ESC));
     assert.equal((JSON.parse(json.stdout) as { username: string }).username, 'd');
   });

@@ -8,7 +8,7 @@ import { COMMAND_NAMES, allCommands, commandsFor } from '../../src/cli/commands/
 import { isGroup, type Command, type LeafCommand } from '../../src/cli/command.ts';
 import { parseTokenPrivileges, parseUserPrivileges } from '../../src/cli/privilege-option.ts';
 import { isBanned, limit, tokenPrivilegeNames } from '../../src/auth/privileges.ts';
-import { cliHarness, runCli, onlyJson } from '../helpers/cli.ts';
+import { cliHarness, jsonError, runCli, onlyJson } from '../helpers/cli.ts';
 
 const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -125,11 +125,14 @@ describe('tokend: help', { concurrency: 4 }, () => {
     assert.match((await runCli(['--help'])).stdout, /--version/);
   });
 
-  it('no command at all: the usage on stderr and exit code 1', async () => {
+  it('no command at all: the usage on stderr and exit code 2; with --json, a JSON error', async () => {
     const r = await runCli([]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^Usage: tokend <command>/);
+    const json = await runCli(['--json']);
+    assert.equal(json.code, 2);
+    assert.deepEqual(jsonError(json), { error: 'no command given', code: 'usage', help: 'tokend --help' });
   });
 });
 
@@ -216,7 +219,7 @@ describe('tokend: renamed options', { concurrency: 4 }, () => {
       ['--user-id', '4', '--id', '3'],
     ]) {
       const r = await h.cli(['user', 'create', '--username', 'c', '--password', 'p', ...both]);
-      assert.equal(r.code, 1, both.join(' '));
+      assert.equal(r.code, 2, both.join(' '));
       assert.match(r.stderr, /give --user-id once \(--id is its older name\)/);
     }
 
@@ -317,19 +320,87 @@ describe('tokend: usage errors', { concurrency: 4 }, () => {
     ['an unknown command after "help"', ['help', 'user', 'nope'], /no command "user nope"/],
   ];
   for (const [what, args, message] of cases) {
-    it(`${what}: message on stderr, nothing on stdout, exit code 1`, async (t) => {
-      const r = await runCli([...args, '--json'], { env: { DATABASE_URL: scratchDb(t) } });
-      assert.equal(r.code, 1, r.stdout);
-      assert.equal(r.stdout, '');
-      assert.match(r.stderr, /^tokend: /);
-      assert.match(r.stderr, message);
+    it(`${what}: a message on stderr (with --json, a JSON error), nothing on stdout, exit code 2`, async (t) => {
+      const env = { DATABASE_URL: scratchDb(t) };
+      const text = await runCli(args, { env });
+      assert.equal(text.code, 2, text.stdout);
+      assert.equal(text.stdout, '');
+      assert.match(text.stderr, /^tokend: /);
+      assert.match(text.stderr, message);
+      const json = await runCli([...args, '--json'], { env });
+      assert.equal(json.code, 2, json.stdout);
+      const { error, code, help } = jsonError(json);
+      assert.equal(code, 'usage');
+      assert.match(error, message);
+      assert.match(String(help), /^tokend( [a-z-]+)* --help$/);
     });
   }
 
   it('a usage error points at the command whose --help explains it', async () => {
     const r = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope']);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 2);
     assert.match(r.stderr, /Run "tokend token create --help" for usage\./);
+    const json = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope', '--json']);
+    assert.equal(jsonError(json).help, 'tokend token create --help');
+  });
+
+  it('a failure is exit code 1, told apart from a usage mistake', async (t) => {
+    const env = { DATABASE_URL: scratchDb(t) };
+    const r = await runCli(['token', 'revoke', '--id', '5'], { env });
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      'tokend: no token with id 5\n',
+      'no pointer to --help: the command line was right',
+    );
+    assert.deepEqual(jsonError(await runCli(['token', 'revoke', '--id', '5', '--json'], { env })), {
+      error: 'no token with id 5',
+      code: 'failed',
+    });
+  });
+});
+
+describe('tokend: the nearest name for a mistyped one', { concurrency: 4 }, () => {
+  const cases: Array<[string, string[], string]> = [
+    ['a command, letters swapped', ['sreve'], 'unknown command: "sreve" (did you mean "serve"?)'],
+    ['a command, a letter missing', ['tokn', 'list'], 'unknown command: "tokn" (did you mean "token"?)'],
+    ['a subcommand', ['user', 'lst'], 'unknown subcommand of "user": "lst" (did you mean "list"?)'],
+    [
+      'an option of the command',
+      ['token', 'create', '--usr', 'alice'],
+      'unknown option --usr (did you mean --user?)',
+    ],
+    [
+      'an option written with its value',
+      ['token', 'create', '--user', 'alice', '--privilges=3'],
+      'unknown option --privilges (did you mean --privileges?)',
+    ],
+    [
+      '--json misspelt before the command',
+      ['--jsno', 'user', 'list'],
+      'unknown option --jsno (did you mean --json?)',
+    ],
+    [
+      'a command after "help"',
+      ['help', 'user', 'craete'],
+      'no command "user craete" (did you mean "user create"?)',
+    ],
+  ];
+  for (const [what, args, message] of cases) {
+    it(`${what}: ${message}`, async (t) => {
+      const r = await runCli(args, { env: { DATABASE_URL: scratchDb(t) } });
+      assert.equal(r.code, 2);
+      assert.equal(r.stderr.split('\n')[0], `tokend: ${message}`);
+    });
+  }
+
+  it('no name is offered when none is near', async (t) => {
+    const env = { DATABASE_URL: scratchDb(t) };
+    for (const args of [['frobnicate'], ['user', 'list', '--verbose'], ['token', 'create', '--zzzzzz']]) {
+      const r = await runCli(args, { env });
+      assert.equal(r.code, 2);
+      assert.doesNotMatch(r.stderr, /did you mean/, args.join(' '));
+    }
   });
 });
 
@@ -340,16 +411,44 @@ describe('tokend: configuration errors', { concurrency: 4 }, () => {
     ['DATABASE_URL', 'oracle://db'],
     ['BCRYPT_COST', '99'],
   ] as const) {
-    it(`${variable}=${value}: one line naming the variable, exit code 1`, async (t) => {
+    it(`${variable}=${value}: one line naming the variable, exit code 1; with --json, a JSON error`, async (t) => {
       const env: Record<string, string> = { DATABASE_URL: scratchDb(t), [variable]: value };
-      const r = await runCli(['user', 'list', '--json'], { env });
+      const r = await runCli(['user', 'list'], { env });
       assert.equal(r.code, 1);
       assert.equal(r.stdout, '');
       const lines = r.stderr.trimEnd().split('\n');
       assert.equal(lines.length, 1, r.stderr);
-      assert.match(lines[0] ?? '', new RegExp(`\\b${variable}\\b`));
+      assert.match(lines[0] ?? '', new RegExp(`^tokend: invalid configuration: ${variable}: `));
+      const json = await runCli(['user', 'list', '--json'], { env });
+      assert.equal(json.code, 1);
+      const error = jsonError(json);
+      assert.equal(error.code, 'config');
+      assert.equal(error.variable, variable);
+      assert.match(error.error, new RegExp(`^invalid configuration: ${variable}: `));
     });
   }
+
+  it('a misspelt variable: one warning line each, naming the variable meant; the command runs', async (t) => {
+    const env = { DATABASE_URL: scratchDb(t), DATABSE_URL: 'sqlite:elsewhere.db', LOG_LEVL: 'debug' };
+    const r = await runCli(['user', 'list'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'No users yet.\n');
+    assert.deepEqual(r.stderr.trimEnd().split('\n'), [
+      "tokend: warning: the environment variable DATABSE_URL is not one of tokend's and is ignored; did you mean DATABASE_URL?",
+      "tokend: warning: the environment variable LOG_LEVL is not one of tokend's and is ignored; did you mean LOG_LEVEL?",
+    ]);
+    const json = await runCli(['user', 'list', '--json'], { env });
+    assert.deepEqual(onlyJson(json), { users: [] });
+    const warnings = json.stderr
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { warning: string; variable: string });
+    assert.deepEqual(
+      warnings.map((w) => w.variable),
+      ['DATABSE_URL', 'LOG_LEVL'],
+    );
+    assert.match(warnings[0]?.warning ?? '', /did you mean DATABASE_URL\?$/);
+  });
 
   it('--help needs no valid configuration', async () => {
     const r = await runCli(['user', 'list', '--help'], { env: { PORT: 'abc' } });

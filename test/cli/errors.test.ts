@@ -10,17 +10,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DIALECTS, MYSQL_URL, POSTGRES_URL } from '../helpers/dialects.ts';
-import { runCli, runProcess, UNPRIVILEGED, type CliResult, type RunAs } from '../helpers/cli.ts';
+import { TcpProxy } from '../helpers/real-server.ts';
+import {
+  jsonError,
+  runCli,
+  runProcess,
+  UNPRIVILEGED,
+  type CliResult,
+  type JsonError,
+  type RunAs,
+} from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'tokend.js');
 /** "Promptly": a failing command, Node's own start-up included, is done within this. */
 const PROMPT_MS = 8000;
 
-/** The one line of a failed run; fails the test unless it failed that way. */
-function oneLine(r: CliResult): string {
+/**
+ * The one line of a failed run; fails the test unless it failed that way. A `--json` run's error, one
+ * JSON object, is given as the line the same run without --json writes.
+ */
+function oneLine(r: CliResult, kind: JsonError['code'] = 'failed'): string {
   assert.equal(r.code, 1, `exit code 1 expected; stdout: ${r.stdout} stderr: ${r.stderr}`);
   assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
+  if (r.stderr.startsWith('{')) {
+    const { error, code } = jsonError(r);
+    assert.equal(code, kind, error);
+    return `tokend: ${error}`;
+  }
   const lines = r.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, `one line expected:\n${r.stderr}`);
   assert.match(lines[0] ?? '', /^tokend: /);
@@ -131,7 +148,7 @@ describe('a SQLite database that cannot be opened', { concurrency: 4 }, () => {
           { DATABASE_URL: `sqlite:${path}` },
           { entry: command.entry, ...(c.unprivileged && UNPRIVILEGED ? { as: UNPRIVILEGED } : {}) },
         );
-        const line = oneLine(r);
+        const line = oneLine(r, 'database');
         assert.ok(line.includes(`DATABASE_URL=sqlite:${path}`), line);
         assert.match(line, c.reason(path));
         assert.match(line, /set DATABASE_URL to another file$/);
@@ -157,7 +174,7 @@ describe('a SQLite database that cannot be opened', { concurrency: 4 }, () => {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, DATABASE_URL: `sqlite:${path}` },
       limitMs: 30_000,
     });
-    const line = oneLine(r);
+    const line = oneLine(r, 'database');
     assert.match(line, new RegExp(`DATABASE_URL=sqlite:${escape(path)}: the directory .* does not exist`));
   });
 });
@@ -183,13 +200,46 @@ describe('a database server that cannot be reached or logged in to', { concurren
     for (const command of COMMANDS) {
       it(`${dialect}, nothing listening: ${command.what} says connection refused, the password removed`, async () => {
         const r = await timed(command.args, { DATABASE_URL: refusedUrl }, { entry: command.entry });
-        const line = oneLine(r);
+        const line = oneLine(r, 'database');
         assert.ok(!line.includes(PASSWORD), line);
         assert.ok(line.includes(`DATABASE_URL=${dialect}://tokend:***@127.0.0.1:1/tokend`), line);
         assert.match(line, /connection refused by 127\.0\.0\.1:1: is the database server running/);
         assert.ok(r.ms < PROMPT_MS, `took ${Math.round(r.ms)} ms`);
       });
     }
+
+    // Something that accepts the connection and closes it at once: a proxy in front of a closed port
+    // (as a load balancer without a backend, or a firewall that resets, behaves).
+    for (const command of COMMANDS) {
+      it(`${dialect}, a server that closes the connection at once: ${command.what} names DATABASE_URL, the host and that`, async (t) => {
+        const closer = new TcpProxy(1);
+        await closer.start();
+        t.after(() => closer.close());
+        const where = `127.0.0.1:${closer.port}`;
+        const url = `${dialect}://tokend:${PASSWORD}@${where}/tokend`;
+        const r = await timed(command.args, { DATABASE_URL: url }, { entry: command.entry });
+        const line = oneLine(r, 'database');
+        assert.ok(!line.includes(PASSWORD), line);
+        assert.ok(line.includes(`DATABASE_URL=${dialect}://tokend:***@${where}/tokend: `), line);
+        assert.ok(line.includes(`${where} accepted the connection and closed it before answering`), line);
+        assert.ok(r.ms < PROMPT_MS, `took ${Math.round(r.ms)} ms`);
+      });
+    }
+
+    it(`${dialect}, a server that accepts and never answers: no connection within DB_TIMEOUT_MS`, async (t) => {
+      const silent = new TcpProxy(1);
+      silent.freeze();
+      await silent.start();
+      t.after(() => silent.close());
+      const where = `127.0.0.1:${silent.port}`;
+      for (const command of COMMANDS) {
+        const env = { DATABASE_URL: `${dialect}://tokend:${PASSWORD}@${where}/tokend`, DB_TIMEOUT_MS: '500' };
+        const line = oneLine(await timed(command.args, env, { entry: command.entry }), 'database');
+        assert.ok(!line.includes(PASSWORD), line);
+        assert.ok(line.includes(`DATABASE_URL=${dialect}://tokend:***@${where}/tokend: `), line);
+        assert.ok(line.includes(`no connection to ${where} within DB_TIMEOUT_MS (500 ms)`), line);
+      }
+    });
 
     const skip = DIALECTS.includes(dialect)
       ? false
@@ -198,7 +248,7 @@ describe('a database server that cannot be reached or logged in to', { concurren
       const wrong = changed(url, { database: 'tokend_no_such_database' });
       for (const command of COMMANDS) {
         const r = await timed(command.args, { DATABASE_URL: wrong }, { entry: command.entry });
-        const line = oneLine(r);
+        const line = oneLine(r, 'database');
         assert.match(line, /DATABASE_URL=\S+\/tokend_no_such_database: /);
         assert.match(line, /the server has no database "tokend_no_such_database": create it, or correct/);
         assert.ok(r.ms < PROMPT_MS, `took ${Math.round(r.ms)} ms`);
@@ -209,7 +259,7 @@ describe('a database server that cannot be reached or logged in to', { concurren
       const wrong = changed(url, { user: 'tokend_no_such_user', password: PASSWORD });
       for (const command of COMMANDS) {
         const r = await timed(command.args, { DATABASE_URL: wrong }, { entry: command.entry });
-        const line = oneLine(r);
+        const line = oneLine(r, 'database');
         assert.ok(!line.includes(PASSWORD), line);
         assert.match(line, /DATABASE_URL=\S+tokend_no_such_user:\*\*\*@/);
         assert.match(

@@ -1,7 +1,8 @@
 // docs/tokend.service, the example systemd unit: systemd-analyze accepts it, it runs bin/tokend.js serve
-// (never npm) on an explicit Node with the usual service settings, and that command, run as the unit
-// runs it, serves and exits 0 on SIGTERM. bin/tokend.js itself refuses a Node older than 24, and a
-// checkout without vendor/kysely/, in one line.
+// (never npm) on the Node 24 that bin/node24.js names, with the usual service settings, and its ExecStart,
+// run as written on this machine (whose /usr/bin/node may be older), serves on Node 24 and exits 0 on
+// SIGTERM. bin/tokend.js itself refuses a Node older than 24, and a checkout without vendor/kysely/, in
+// one line.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -49,20 +51,21 @@ const one = (key: string): string => {
   return values[0] ?? '';
 };
 
-/** ExecStart= split into the Node binary, the entry script and its arguments. */
-function execStart(): { node: string; script: string; args: string[] } {
-  const [node = '', script = '', ...args] = one('ExecStart').split(/\s+/);
-  return { node, script, args };
-}
-
-/** The unit with this checkout and the running (Node 24) binary in place of the example paths. */
-function localUnit(): string {
-  const { node } = execStart();
-  return UNIT.replaceAll(`ExecStart=${node} `, `ExecStart=${process.execPath} `).replaceAll(
-    INSTALLED_AT,
-    ROOT,
+/** ExecStart= as systemd splits it: words apart at blanks, '…' and "…" keep theirs, $$ stands for $. */
+function execStart(): string[] {
+  return [...one('ExecStart').matchAll(/'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) =>
+    (m[1] ?? m[2] ?? m[3] ?? '').replaceAll('$$', '$'),
   );
 }
+
+/** The unit with this checkout in place of the example's install directory. */
+const localUnit = (): string => UNIT.replaceAll(INSTALLED_AT, ROOT);
+
+/** The system's own Node, which the unit runs bin/node24.js with, and its major version. */
+const SYSTEM_NODE = '/usr/bin/node';
+const systemMajor = existsSync(SYSTEM_NODE)
+  ? Number(spawnSync(SYSTEM_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout)
+  : NaN;
 
 function scratch(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'tokend-service-'));
@@ -71,18 +74,23 @@ function scratch(t: TestContext): string {
 }
 
 describe('docs/tokend.service', () => {
-  it('runs bin/tokend.js serve on an explicit Node 24, never through npm', () => {
-    const { node, script, args } = execStart();
-    assert.match(node, /^\/\S*\/node$/, 'an absolute path to node');
-    assert.equal(script, `${INSTALLED_AT}/bin/tokend.js`);
-    assert.deepEqual(args, ['serve']);
-    assert.doesNotMatch(one('ExecStart'), /\bnpm\b/);
+  it('runs bin/tokend.js serve on the Node 24 that bin/node24.js names, never through npm', () => {
+    const argv = execStart();
+    assert.match(argv[0] ?? '', /^\/\S+$/, 'an absolute path first');
+    const command = argv.join(' ');
+    assert.ok(command.includes(`${SYSTEM_NODE} ${INSTALLED_AT}/bin/node24.js --bin-dir`), command);
+    assert.match(command, new RegExp(`exec "[^"]*/node" ${INSTALLED_AT}/bin/tokend\\.js serve$`));
+    assert.doesNotMatch(command, /\bnpm\b/);
     const comments = UNIT.split('\n').filter((l) => l.startsWith('#'));
     assert.ok(
       comments.some((l) => /Node 24/.test(l)),
       'a comment says the Node must be 24 or newer',
     );
-    assert.ok(existsSync(join(ROOT, 'bin', 'tokend.js')));
+    assert.ok(
+      comments.some((l) => l.includes('node bin/node24.js --bin-dir')),
+      'the install steps fetch Node 24 when the system has an older one',
+    );
+    assert.ok(existsSync(join(ROOT, 'bin', 'tokend.js')) && existsSync(join(ROOT, 'bin', 'node24.js')));
   });
 
   it('has the settings a service needs: its own user, an environment file, restarts, hardening', () => {
@@ -116,40 +124,54 @@ describe('docs/tokend.service', () => {
     assert.deepEqual(ours, []);
   });
 
-  it('its command, run as the unit runs it, serves and exits 0 on SIGTERM', async (t) => {
-    const dir = scratch(t);
-    const { node, script, args } = execStart();
-    assert.ok(node !== '');
-    const env: Record<string, string> = {};
-    for (const setting of service.get('Environment') ?? []) {
-      const eq = setting.indexOf('=');
-      env[setting.slice(0, eq)] = setting.slice(eq + 1);
-    }
-    assert.ok(env.DATABASE_URL?.startsWith('sqlite:'), 'a default database');
-    assert.ok(env.NODE_COMPILE_CACHE, 'a compile cache of its own');
-    const child = spawn(process.execPath, [script.replace(INSTALLED_AT, ROOT), ...args], {
-      cwd: one('WorkingDirectory').replace(INSTALLED_AT, ROOT),
-      env: {
-        ...env,
-        // The unit's paths are the installed system's: here, this test's directory.
-        DATABASE_URL: `sqlite:${join(dir, 'tokend.db')}`,
-        NODE_COMPILE_CACHE: join(dir, 'cache'),
-        PORT: '0',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    t.after(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const listening = listeningOrigin(child, exited);
-    const origin = await listening.origin;
-    assert.equal((await fetch(`${origin}/api/v1/ping`)).status, 200);
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0, listening.stderr());
-    assert.ok(existsSync(join(dir, 'cache')), 'the compile cache went where NODE_COMPILE_CACHE says');
-  });
+  const skipRun =
+    Number.isFinite(systemMajor) || IN_CI ? false : `no ${SYSTEM_NODE}, which the unit's ExecStart runs`;
+  it(
+    `its ExecStart, run as written (${SYSTEM_NODE} is Node ${systemMajor}), serves on Node 24 and exits 0 on SIGTERM`,
+    { skip: skipRun, timeout: 120_000 },
+    async (t) => {
+      const dir = scratch(t);
+      const [program = '', ...args] = execStart().map((word) => word.replaceAll(INSTALLED_AT, ROOT));
+      const env: Record<string, string> = {};
+      for (const setting of service.get('Environment') ?? []) {
+        const eq = setting.indexOf('=');
+        env[setting.slice(0, eq)] = setting.slice(eq + 1);
+      }
+      assert.ok(env.DATABASE_URL?.startsWith('sqlite:'), 'a default database');
+      assert.ok(env.NODE_COMPILE_CACHE, 'a compile cache of its own');
+      const child = spawn(program, args, {
+        cwd: one('WorkingDirectory').replace(INSTALLED_AT, ROOT),
+        env: {
+          ...env,
+          // systemd's own PATH for services, where `node` is the system's.
+          PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+          // The unit's paths are the installed system's: here, this test's directory.
+          DATABASE_URL: `sqlite:${join(dir, 'tokend.db')}`,
+          NODE_COMPILE_CACHE: join(dir, 'cache'),
+          PORT: '0',
+          LOG_LEVEL: 'info',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      t.after(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const listening = listeningOrigin(child, exited, 100_000);
+      const origin = await listening.origin;
+      assert.equal((await fetch(`${origin}/api/v1/ping`)).status, 200);
+
+      // The process systemd started is tokend's Node itself (the shell replaced itself), and it is 24.
+      const binary = readlinkSync(`/proc/${child.pid}/exe`);
+      const version = spawnSync(binary, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
+      assert.ok(Number(version.split('.')[0]) >= 24, `${binary} is Node ${version}`);
+      if (systemMajor < 24) assert.notEqual(binary, SYSTEM_NODE);
+
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, listening.stderr());
+      assert.ok(existsSync(join(dir, 'cache')), 'the compile cache went where NODE_COMPILE_CACHE says');
+    },
+  );
 });
 
 describe('bin/tokend.js on an older Node', () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/database.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { cliHarness, type CliHarness } from '../helpers/cli.ts';
+import { cliHarness, jsonError, type CliHarness } from '../helpers/cli.ts';
 
 const ADMIN = 1 + 2 + 8 + 16 + 32 + 512; // active + AdminAccessRAP, ManageUsers, BanUsers, ManageServer
 
@@ -30,6 +30,7 @@ describe('tokend token', { concurrency: 4 }, () => {
     assert.deepEqual(Object.keys(token).sort(), [
       'description',
       'id',
+      'not_granted',
       'private',
       'privileges',
       'token',
@@ -40,6 +41,7 @@ describe('tokend token', { concurrency: 4 }, () => {
     assert.equal(token.user_id, user.id);
     assert.equal(token.privileges, 6);
     assert.equal(token.private, false);
+    assert.deepEqual(token.not_granted, []);
 
     const self = await get(h, '/tokens/self', token.token as string);
     assert.equal(self.status, 200);
@@ -70,8 +72,13 @@ describe('tokend token', { concurrency: 4 }, () => {
       'ManageUser,APIMeta,Blog,Read,Write',
     ]);
     assert.equal(admin.privileges, 128 + 2048 + 4, 'Blog needs AdminChatMod; Read is never granted');
+    assert.deepEqual(admin.not_granted, ['Read', 'Blog'], 'the names limit() dropped, in bit order');
     const plain = await h.json(['token', 'create', '--user', 'plain', '--privileges', String(2 ** 53 - 1)]);
     assert.equal(plain.privileges, 2 + 4 + 8192, 'ReadConfidential, Write and Bancho need only UserNormal');
+    assert.ok(Array.isArray(plain.not_granted) && plain.not_granted.includes('ManageUser'));
+    assert.ok(
+      !(plain.not_granted as string[]).some((n) => ['ReadConfidential', 'Write', 'Bancho'].includes(n)),
+    );
     const text = await h.cli(['token', 'create', '--user', 'plain', '--privileges', 'Write,ManageUser']);
     assert.match(text.stdout, /Not granted \(the owner may not hold them\): ManageUser/);
 
@@ -194,9 +201,11 @@ describe('tokend token', { concurrency: 4 }, () => {
     });
     assert.equal((await get(h, '/tokens/self', token.token as string)).status, 404);
     const again = await h.cli(['token', 'revoke', '--id', String(token.id), '--json']);
-    assert.equal(again.code, 1);
-    assert.equal(again.stdout, '');
-    assert.match(again.stderr, new RegExp(`^tokend: no token with id ${token.id}\\n$`));
+    assert.equal(again.code, 1, 'a failure, not a usage mistake');
+    assert.deepEqual(jsonError(again), { error: `no token with id ${token.id}`, code: 'failed' });
+    const text = await h.cli(['token', 'revoke', '--id', String(token.id)]);
+    assert.equal(text.code, 1);
+    assert.equal(text.stderr, `tokend: no token with id ${token.id}\n`);
   });
 
   it('create stops at TOKENS_PER_USER_MAX (exit 1, nothing stored) unless --force', async (t) => {
@@ -219,7 +228,7 @@ describe('tokend token', { concurrency: 4 }, () => {
     const h = await cliHarness(t);
     await h.json(['user', 'create', '--username', 'e', '--password', 'p']);
     const r = await h.cli(['token', 'create', '--user', 'e', '--description', 'x'.repeat(5000)]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 2, 'a usage mistake');
     assert.match(r.stderr, /--description: at most \d+ characters/);
     assert.deepEqual((await h.json(['token', 'list', '--user', 'e'])).tokens, []);
   });

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/database.ts';
 import { setUserPrivileges } from '../../src/users/repository.ts';
-import { cliHarness, onlyJson, type CliHarness } from '../helpers/cli.ts';
+import { cliHarness, jsonError, onlyJson, type CliHarness } from '../helpers/cli.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
 
 async function login(h: CliHarness, username: string, password: string) {
@@ -88,8 +88,10 @@ describe('tokend user', { concurrency: 4 }, () => {
     await h.json(['user', 'create', '--username', 'Taken Name', '--password', 'p', '--user-id', '7']);
     const sameName = await h.cli(['user', 'create', '--username', 'taken_name', '--password', 'p', '--json']);
     assert.equal(sameName.code, 1);
-    assert.equal(sameName.stdout, '');
-    assert.match(sameName.stderr, /^tokend: a user named "Taken Name" already exists \(id 7\)/);
+    assert.deepEqual(jsonError(sameName), {
+      error: 'a user named "Taken Name" already exists (id 7)',
+      code: 'failed',
+    });
     const sameId = await h.cli([
       'user',
       'create',
@@ -214,9 +216,10 @@ describe('tokend user', { concurrency: 4 }, () => {
       ['user', 'set-privileges', '--user', 'ivy', '--privileges', String(2 ** 52)],
     ]) {
       const r = await h.cli([...args, '--json']);
-      assert.equal(r.code, 1, args.join(' '));
-      assert.equal(r.stdout, '');
-      assert.match(r.stderr, /^tokend: --privileges: \d+ has the bit \d+, which is no user privilege;/);
+      assert.equal(r.code, 2, args.join(' '));
+      const { error, code } = jsonError(r);
+      assert.equal(code, 'usage');
+      assert.match(error, /^--privileges: \d+ has the bit \d+, which is no user privilege;/);
     }
     const { users } = (await h.json(['user', 'list'])) as {
       users: Array<{ username: string; privileges: number }>;
@@ -366,7 +369,7 @@ describe('tokend user', { concurrency: 4 }, () => {
     assert.equal((await login(h, 'kim', 'second one')).code, 200);
     assert.equal((await login(h, 'kim', 'from stdin 1')).code, 403);
     const empty = await h.cli(['user', 'passwd', '--user', 'kim', '--password-stdin'], { input: '\n' });
-    assert.equal(empty.code, 1);
+    assert.equal(empty.code, 2);
     assert.match(empty.stderr, /must not be empty/);
   });
 
@@ -412,8 +415,12 @@ describe('tokend user', { concurrency: 4 }, () => {
     ]) {
       const r = await h.cli([...args, '--json']);
       assert.equal(r.code, 1, args.join(' '));
-      assert.equal(r.stdout, '');
-      assert.match(r.stderr, /^tokend: no user with id or username "(nobody|99|12345)"\n$/);
+      const { error, code } = jsonError(r);
+      assert.equal(code, 'failed');
+      assert.match(error, /^no user with id or username "(nobody|99|12345)"$/);
+      const text = await h.cli(args);
+      assert.equal(text.code, 1, args.join(' '));
+      assert.match(text.stderr, /^tokend: no user with id or username "(nobody|99|12345)"\n$/);
     }
   });
 

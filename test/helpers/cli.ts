@@ -110,6 +110,31 @@ export function onlyJson(r: CliResult): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** A `--json` error: what stderr holds, one JSON object (warnings before it are objects too). */
+export interface JsonError {
+  error: string;
+  code: 'usage' | 'config' | 'database' | 'failed';
+  [field: string]: unknown;
+}
+
+/**
+ * The error of a `--json` run: every line on stderr is a JSON object, exactly one of them has `error`
+ * (a message and its `code`), and nothing is on stdout.
+ */
+export function jsonError(r: CliResult): JsonError {
+  if (r.stdout !== '') throw new Error(`expected nothing on stdout, got: ${r.stdout}`);
+  const objects = r.stderr
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const errors = objects.filter((o) => 'error' in o);
+  if (errors.length !== 1) throw new Error(`expected one JSON error on stderr, got: ${r.stderr}`);
+  const found = errors[0] as JsonError;
+  if (typeof found.error !== 'string' || !['usage', 'config', 'database', 'failed'].includes(found.code))
+    throw new Error(`expected {"error": string, "code": usage|config|database|failed}, got: ${r.stderr}`);
+  return found;
+}
+
 export interface CliHarness {
   database: TestDatabase;
   /** Runs `tokend …` against this test's database. */

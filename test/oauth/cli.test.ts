@@ -105,28 +105,37 @@ describe('tokend client', { concurrency: 4 }, () => {
     assert.equal(created.public, true);
   });
 
-  it('refuses bad input with a message and exit code 1', async (t) => {
+  it('refuses bad input with a message: exit code 2 for a bad value, 1 for what is not there', async (t) => {
     const h = await cliHarness(t);
     const none = await h.cli(['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb']);
     assert.equal(none.code, 1);
     assert.match(none.stderr, /no users exist yet/);
     await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
-    const cases: Array<[string[], RegExp]> = [
-      [['client', 'create', '--name', 'X', '--redirect-uri', 'not a uri'], /not an absolute URI/],
-      [['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb#frag'], /fragment/],
-      [['client', 'create', '--name', 'X', '--redirect-uri', 'javascript:alert(1)'], /not allowed/],
+    const cases: Array<[string[], RegExp, number]> = [
+      [['client', 'create', '--name', 'X', '--redirect-uri', 'not a uri'], /not an absolute URI/, 2],
+      [['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb#frag'], /fragment/, 2],
+      [['client', 'create', '--name', 'X', '--redirect-uri', 'javascript:alert(1)'], /not allowed/, 2],
       [
         ['client', 'create', '--name', 'X', '--redirect-uri', 'https://x/cb', '--avatar', 'ftp://x/a.png'],
         /avatar/,
+        2,
       ],
-      [['client', 'create', '--name', 'X', '--redirect-uri', 'https://x/cb', '--owner', 'ghost'], /no user/],
-      [['client', 'delete', '--id', 'nope'], /no client/],
-      [['client', 'token', '--client', 'nope', '--user', 'dev', '--scope', 'write'], /no client/],
-      [['client', 'token', '--client', 'nope', '--user', 'dev', '--scope', 'admin'], /Unknown scope "admin"/],
+      [
+        ['client', 'create', '--name', 'X', '--redirect-uri', 'https://x/cb', '--owner', 'ghost'],
+        /no user/,
+        1,
+      ],
+      [['client', 'delete', '--id', 'nope'], /no client/, 1],
+      [['client', 'token', '--client', 'nope', '--user', 'dev', '--scope', 'write'], /no client/, 1],
+      [
+        ['client', 'token', '--client', 'nope', '--user', 'dev', '--scope', 'admin'],
+        /Unknown scope "admin"/,
+        2,
+      ],
     ];
-    for (const [args, message] of cases) {
+    for (const [args, message, code] of cases) {
       const r = await h.cli(args);
-      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.code, code, args.join(' '));
       assert.match(r.stderr, message, args.join(' '));
       assert.equal(r.stdout, '');
     }

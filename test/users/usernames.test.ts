@@ -65,7 +65,7 @@ describe('tokend user create and usernames', () => {
     }
     for (const name of ['ali\u200bce', 'bob\u202e', 'tab\there']) {
       const r = await h.cli(['user', 'create', '--username', name, '--password', 'p']);
-      assert.equal(r.code, 1, JSON.stringify(name));
+      assert.equal(r.code, 2, `${JSON.stringify(name)}: a usage mistake`);
       assert.match(r.stderr, /control, format or invisible characters/);
     }
     const ok = await h.json(['user', 'create', '--username', 'Ünïcode Ｎａｍｅ', '--password', 'p']);

@@ -5,7 +5,10 @@ export const serveCommand: LeafCommand = {
   name: 'serve',
   summary: 'Run the HTTP API (HOST:PORT from the environment) until SIGTERM or SIGINT',
   description:
-    'Migrations run at start-up. The log is written to stdout as JSON lines, so --json changes nothing here.',
+    'Migrations run at start-up. The log is written to stdout as JSON lines: the database in use, the\n' +
+    'address it listens on, and how to create the first user while there is none.',
+  jsonDescription:
+    'an error or warning at start-up as one JSON object on stderr (the log on stdout is JSON lines either way)',
   options: {
     workers: {
       type: 'string',

@@ -29,7 +29,7 @@ const create: LeafCommand = {
   summary: 'Issue a token for a user and print its secret (shown only this once)',
   description:
     'The privileges granted are limit(requested, owner): bits the owner may not hold are dropped,\n' +
-    'and the output names them.' +
+    'and the output names them (with --json, in "not_granted").' +
     (NEVER_GRANTED.length > 0
       ? ` ${NEVER_GRANTED.join(', ')} ${NEVER_GRANTED.length === 1 ? 'is' : 'are'} never granted (no user holds what ${NEVER_GRANTED.length === 1 ? 'it requires' : 'they require'}).`
       : ''),
@@ -99,6 +99,7 @@ const create: LeafCommand = {
         privileges,
         description,
         private: isPrivate,
+        not_granted: refused,
       },
       text: lines.join('\n'),
     };
