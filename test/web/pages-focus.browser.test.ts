@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { build, type Harness } from '../helpers/app.ts';
 import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
-import { exchangeCode, obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
+import { authorizeUrl, exchangeCode, obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
 
 const WIDTHS = [
@@ -279,6 +279,16 @@ for (const size of WIDTHS) {
           path: `${ARTIFACTS}apps-avatar-placeholder-${size.width}.png`,
           fullPage: true,
         });
+
+        // The consent page draws the same placeholder (a scope not approved yet asks again).
+        await page.goto(
+          `${origin}${authorizeUrl({ client: broken, challenge, scope: 'read_confidential' })}`,
+        );
+        await page.getByRole('heading', { name: 'Authorize Broken Picture?' }).waitFor();
+        await page.waitForFunction('Array.from(document.images).every((img) => img.complete)');
+        assert.deepEqual(await pixelOf(page.locator('main img.avatar'), context, 10, 10), PLACEHOLDER);
+        assert.deepEqual(await pixelOf(page.locator('main img.avatar'), context, 54, 54), PLACEHOLDER);
+        await page.goto(`${origin}/tokens`);
 
         // Revoking asks first; Cancel leaves it connected.
         await brokenItem.getByRole('link', { name: 'Revoke access of Broken Picture…' }).click();
