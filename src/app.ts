@@ -14,6 +14,7 @@ import { credentialCore, type CredentialCore } from './auth/credentials.ts';
 import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
+import { scopePrivileges } from './oauth/scopes.ts';
 import { loggerOptions } from './http/logging.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
@@ -25,6 +26,7 @@ import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin, requestMetrics } from './metrics/plugin.ts';
 import { registerDocs } from './docs/plugin.ts';
 import { webPlugin } from './web/plugin.ts';
+import { sendNotFoundPage } from './web/routes.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
 import {
   answerClientError,
@@ -142,7 +144,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.setErrorHandler(makeErrorHandler(config.bodyLimit));
   // With an empty BASE_PATH the API is at the root, and its not-found handler (below) is the server's.
-  if (config.basePath !== '') app.setNotFoundHandler(rootNotFound(config.basePath));
+  // A browser opening an unknown address outside it gets the web's HTML 404 page instead.
+  if (config.basePath !== '') app.setNotFoundHandler(rootNotFound(config.basePath, sendNotFoundPage));
 
   // Before every route: metrics count each route, and the API document collects routes as they are added.
   await app.register(requestMetrics, { metrics: services.metrics });
@@ -178,7 +181,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizationServer);
   // The web pages, at the server root: sign-in, the token page, connected applications, and the
   // authorization server's consent page.
-  await app.register(webPlugin, { pages: [authorizationPages] });
+  await app.register(webPlugin, { pages: [authorizationPages], scopePrivileges });
 
   return app;
 }

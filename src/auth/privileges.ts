@@ -68,6 +68,42 @@ export const TOKEN_PRIVILEGE_REQUIREMENTS: Readonly<Record<TokenPrivilegeName, n
   Bancho: U.UserNormal,
 };
 
+/**
+ * What each token privilege lets a token (or an application) do, in plain words: `short` fits in a sentence
+ * ("May … ."), `full` says everything it allows. The consent page (through the OAuth scopes), the token
+ * page's form and its connected applications all read them here.
+ */
+export const TOKEN_PRIVILEGE_DESCRIPTIONS: Readonly<
+  Record<TokenPrivilegeName, { readonly short: string; readonly full: string }>
+> = {
+  Read: { short: 'read public information', full: 'Read public information (no longer granted).' },
+  ReadConfidential: {
+    short: 'read private information and list your tokens',
+    full: 'Read your private account information, such as your email address and settings, and list your API tokens (their descriptions, privileges and last use; never their secrets).',
+  },
+  Write: { short: 'make changes', full: 'Make changes to your account and post on your behalf.' },
+  ManageBadges: { short: 'manage badges', full: 'Create, change and remove badges, and give them to users.' },
+  BetaKeys: { short: 'manage beta keys', full: 'Create and remove beta keys (invitations to the server).' },
+  ManageSettings: { short: 'change server settings', full: "Change the server's settings." },
+  ViewUserAdvanced: {
+    short: "see users' private details",
+    full: 'See advanced details of any user that only staff may see.',
+  },
+  ManageUser: {
+    short: 'manage users',
+    full: "Change other users' accounts: edit, silence, restrict or ban them.",
+  },
+  ManageRoles: { short: "change users' privileges", full: "Change other users' privileges and roles." },
+  ManageAPIKeys: { short: "manage others' tokens", full: 'See and revoke the API tokens of other users.' },
+  Blog: { short: 'post on the blog', full: "Write and edit posts on the server's blog." },
+  APIMeta: {
+    short: "run the API's maintenance tasks",
+    full: "Run the API's maintenance tasks, such as re-limiting every token's privileges.",
+  },
+  Beatmap: { short: 'manage beatmaps', full: 'Rank, love and update beatmaps.' },
+  Bancho: { short: 'connect to the game server', full: 'Connect to the game server (Bancho) as you.' },
+};
+
 const TOKEN_BITS = Object.entries(TOKEN_PRIVILEGE_REQUIREMENTS).map(([name, requires]) => ({
   bit: TokenPrivilege[name as TokenPrivilegeName],
   requires,

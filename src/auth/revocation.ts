@@ -2,6 +2,8 @@
 // credential it ends answers as unknown from the next request on, on every instance: each request looks
 // its credential up in the database, and nothing is cached between requests.
 import type { Db } from '../store/database.ts';
+import { deletePublicTokenOfUser, findPublicTokenOfUser } from '../tokens/repository.ts';
+import { mintToken, type MintedToken } from './mint.ts';
 import { endSessionsOfUser } from './sessions.ts';
 
 export interface SignOutEverywhereResult {
@@ -68,13 +70,15 @@ export interface ConnectedApplication {
  * The applications that can act for the user: those the user approved, and those holding a live token
  * for the user (an operator's `client token`), with when each last obtained a token. At most `max` of
  * them, the first by name; `total` counts them all. Every query reads one user's rows through an index,
- * and the tokens it reads are those the grant bounds keep (src/oauth/issue.ts).
+ * and the tokens it reads are those the grant bounds keep (src/oauth/issue.ts). With `only`, just that
+ * application, if it can act for the user.
  */
 export async function connectedApplications(
   db: Db,
   userId: number,
   now: number,
   max: number,
+  only?: string,
 ): Promise<{ applications: ConnectedApplication[]; total: number }> {
   const appIds = db
     .selectFrom('oauth_consents')
@@ -106,6 +110,7 @@ export async function connectedApplications(
       join.onRef('a.client_id', '=', 'c.id').on('a.user_id', '=', userId),
     )
     .select(['c.id', 'c.name', 'c.avatar', 'a.scope', 'a.updated_at'])
+    .$if(only !== undefined, (q) => q.where('c.id', '=', only!))
     .orderBy('c.name')
     .orderBy('c.id')
     .limit(max)
@@ -160,4 +165,43 @@ export async function revokeApplication(db: Db, userId: number, clientId: string
     }
     return deleted > 0;
   });
+}
+
+export interface RegeneratedToken {
+  /** the id of the token that ended */
+  replaced: number;
+  /** its replacement: a new id and secret */
+  token: MintedToken;
+  description: string;
+  /** Unix seconds; undefined: never expires */
+  expiresAt: number | undefined;
+}
+
+/**
+ * Replaces one of the user's public tokens by a new one with the same description, privileges and expiry,
+ * in one transaction: the old one is deleted as the token page's and the API's revocation by id delete it
+ * (so its secret stops working from the next request on), and the new one is minted by mintToken, whose
+ * rules all apply (its privileges limited by the owner's as stored now; the per-user cap, which the old
+ * token no longer counts against). Undefined when the user has no such live token, or when a concurrent
+ * request ended it first. The caller forgets the old token's pending use (LastUsedBatcher.forget).
+ */
+export async function regenerateToken(
+  db: Db,
+  request: { userId: number; tokenId: number; now: number; cap: number },
+): Promise<RegeneratedToken | undefined> {
+  const run = async (trx: Db): Promise<RegeneratedToken | undefined> => {
+    const old = await findPublicTokenOfUser(trx, request.userId, request.tokenId, request.now);
+    if (!old || !(await deletePublicTokenOfUser(trx, request.userId, old.id))) return undefined;
+    const token = await mintToken(trx, {
+      userId: request.userId,
+      requested: Number(old.privileges),
+      description: old.description,
+      private: false,
+      now: request.now,
+      expiresAt: old.expires_at ?? null,
+      cap: request.cap,
+    });
+    return { replaced: old.id, token, description: old.description, expiresAt: old.expires_at };
+  };
+  return db.isTransaction ? run(db) : db.transaction().execute(run);
 }

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, Rout
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { envelopeProperties } from '../http/envelope.ts';
 import { useDocumentHeaders } from '../http/security-headers.ts';
+import { BROWSER_HOME } from '../http/errors.ts';
 
 /** The credential transports, in the order they are looked for. */
 export const CREDENTIAL_SCHEMES = {
@@ -91,7 +92,8 @@ const swaggerOptions = (basePath: string, version: string): FastifyDynamicSwagge
         'tokend, the token service: API tokens under `' +
         `${basePath}/v1` +
         '`, an OAuth 2.0 authorization server, and the sign-in pages. Every JSON body of the v1 API ' +
-        'carries `code` and `message`; `pls200` forces HTTP 200 and a `callback` query parameter answers JSONP.',
+        'carries `code` and `message`; `pls200` forces HTTP 200 and a `callback` query parameter answers JSONP. ' +
+        `Make, regenerate and revoke your API tokens on [your token page](${BROWSER_HOME}).`,
     },
     components: { securitySchemes: CREDENTIAL_SCHEMES },
     tags: TAGS.map((tag) => ({ ...tag })),

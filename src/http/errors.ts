@@ -105,10 +105,31 @@ function sentBrowserHome(request: FastifyRequest, reply: FastifyReply, basePath:
   return true;
 }
 
-/** The not-found handler of the server outside {base_url}: a browser at `/` goes to the token page. */
-export function rootNotFound(basePath: string) {
+/** Answers a browser's request for an address that has no page, with a page (the web's). */
+export type BrowserNotFound = (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
+/**
+ * Whether a request outside {base_url} is a browser opening a page: a GET or HEAD whose Accept prefers HTML,
+ * without the API's pls200 or callback.
+ */
+function opensPage(request: FastifyRequest, basePath: string): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const [path = '', search = ''] = request.url.split('?', 2);
+  if (path === basePath || path.startsWith(`${basePath}/`)) return false;
+  const query = new URLSearchParams(search);
+  if (query.has('pls200') || query.has('callback')) return false;
+  return prefersHtml(request.headers.accept);
+}
+
+/**
+ * The not-found handler of the server outside {base_url}: a browser at `/` goes to the token page; a
+ * browser opening any other unknown address gets `page` (an HTML 404 with a way back); API clients (no
+ * Accept, a wildcard, JSON first) get the JSON 404 with X-Real-404, as under {base_url}.
+ */
+export function rootNotFound(basePath: string, page?: BrowserNotFound) {
   return function rootNotFoundHandler(request: FastifyRequest, reply: FastifyReply) {
     if (sentBrowserHome(request, reply, basePath)) return reply;
+    if (page && opensPage(request, basePath)) return page(request, reply);
     return notFound(request, reply);
   };
 }

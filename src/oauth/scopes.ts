@@ -1,27 +1,20 @@
 // The OAuth scopes (read_confidential, write, bancho), the token privileges each carries, and how the consent page words them.
-import { TokenPrivilege } from '../auth/privileges.ts';
+import { TOKEN_PRIVILEGE_DESCRIPTIONS as SAYS, TokenPrivilege } from '../auth/privileges.ts';
 import { InvalidScope } from './errors.ts';
 
 export interface ScopeInfo {
   privileges: number;
-  /** what the consent page says the app may do, in plain words: everything the scope allows */
+  /** what the consent page says the app may do, in plain words: everything the scope allows (its privilege's) */
   description: string;
 }
 
 export const SCOPES: Readonly<Record<string, ScopeInfo>> = {
   read_confidential: {
     privileges: TokenPrivilege.ReadConfidential,
-    description:
-      'Read your private account information, such as your email address and settings, and list your API tokens (their descriptions, privileges and last use; never their secrets).',
+    description: SAYS.ReadConfidential.full,
   },
-  write: {
-    privileges: TokenPrivilege.Write,
-    description: 'Make changes to your account and post on your behalf.',
-  },
-  bancho: {
-    privileges: TokenPrivilege.Bancho,
-    description: 'Connect to the game server (Bancho) as you.',
-  },
+  write: { privileges: TokenPrivilege.Write, description: SAYS.Write.full },
+  bancho: { privileges: TokenPrivilege.Bancho, description: SAYS.Bancho.full },
 };
 
 export const SCOPE_NAMES: readonly string[] = Object.keys(SCOPES);

@@ -494,6 +494,45 @@ const oauthBounds: MigrationFactory = (dialect) => {
   };
 };
 
+/**
+ * When each token was made. last_updated is the creation time until the token's first use, so a token whose
+ * last_updated still equals created_at was never used (the token page says so). Tokens made before this
+ * migration keep NULL: their creation time is not known, and neither is whether they were used.
+ */
+const tokenCreatedAt: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    await db.schema.alterTable('tokens').addColumn('created_at', 'bigint').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('tokens').dropColumn('created_at').execute();
+  },
+});
+
+/**
+ * The secret of a token just made on the token page, kept until the page it is shown on is loaded once:
+ * encrypted with a key only the browser's session cookie gives (the database holds the session's hash,
+ * never the cookie), one row per session, removed with the session or the token.
+ */
+const tokenReveals: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('token_reveals')
+      .addColumn('session_id', 'integer', (c) =>
+        c.primaryKey().notNull().references('tokens.id').onDelete('cascade'),
+      )
+      .addColumn('token_id', 'integer', (c) => c.notNull().references('tokens.id').onDelete('cascade'))
+      .addColumn('sealed', 'varchar(255)', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+    // Serves the cascade when a token is deleted (MySQL makes one for the foreign key itself).
+    if (dialect !== 'mysql')
+      await db.schema.createIndex('token_reveals_token_id').on('token_reveals').column('token_id').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('token_reveals').execute();
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -508,6 +547,8 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0010_drop_tokens_version', dropTokensVersion],
   ['0011_ripple_imported_tokens', rippleImportedTokens],
   ['0012_oauth_bounds', oauthBounds],
+  ['0013_token_created_at', tokenCreatedAt],
+  ['0014_token_reveals', tokenReveals],
 ];
 
 class StaticProvider implements MigrationProvider {

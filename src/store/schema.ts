@@ -32,6 +32,18 @@ export interface TokenTable {
   session: Generated<number>;
   /** Unix seconds when a web session last had its password entered (sudo mode); null otherwise */
   password_at: number | null;
+  /** Unix seconds when the token was made; null for tokens made before tokend recorded it */
+  created_at: number | null;
+}
+
+/** A new token's secret, sealed with its session's key, until the token page shows it once (src/web/reveal.ts). */
+export interface TokenRevealTable {
+  /** the web session (a tokens row) that made the token; one reveal per session */
+  session_id: number;
+  token_id: number;
+  /** base64url of the AES-256-GCM nonce, ciphertext and tag */
+  sealed: string;
+  created_at: number;
 }
 
 /** A registered OAuth 2.0 client (a third-party app). */
@@ -107,4 +119,5 @@ export interface Database {
   oauth_refresh_tokens: OAuthRefreshTokenTable;
   oauth_consents: OAuthConsentTable;
   ripple_imported_tokens: RippleImportedTokenTable;
+  token_reveals: TokenRevealTable;
 }

@@ -38,6 +38,7 @@ export async function insertToken(db: Db, token: NewToken): Promise<number> {
     token_hash: token.tokenHash,
     private: token.private ? 1 : 0,
     last_updated: token.now,
+    created_at: token.now,
     expires_at: token.expiresAt ?? null,
     session: token.session ? 1 : 0,
     password_at: token.session?.passwordAt ?? null,
@@ -128,6 +129,78 @@ export async function findPublicTokenOfUser(
   return row && listed(row);
 }
 
+/** How the token page orders a user's tokens: by creation (id), or by last use, latest first, unused last. */
+export type PageOrder = 'created' | 'last-used';
+
+/** A public token as the token page shows it. */
+export interface PageToken {
+  id: number;
+  privileges: number;
+  description: string;
+  last_updated: number;
+  expires_at: number | null;
+  /** null for a token made before tokend recorded creation times */
+  created_at: number | null;
+  /** no use of the token was ever written (see neverUsed) */
+  never_used: boolean;
+}
+
+/**
+ * The one rule for "never used": last_updated is the creation time until a use is written, so a token whose
+ * last_updated still equals created_at was never used. A token without created_at is not known to be unused.
+ */
+const neverUsed = sql<number>`CASE WHEN created_at = last_updated THEN 1 ELSE 0 END`;
+
+const pageTokensOf = (db: Db, userId: number, now: number) =>
+  publicTokensOf(db, userId, now).select(['created_at', neverUsed.as('never_used')]);
+
+const pageToken = (row: {
+  id: number;
+  privileges: number;
+  description: string;
+  last_updated: number;
+  expires_at: number | null;
+  created_at: number | null;
+  never_used: number | string;
+}): PageToken => ({
+  id: row.id,
+  privileges: Number(row.privileges),
+  description: row.description,
+  last_updated: Number(row.last_updated),
+  expires_at: row.expires_at === null ? null : Number(row.expires_at),
+  created_at: row.created_at === null ? null : Number(row.created_at),
+  never_used: Number(row.never_used) === 1,
+});
+
+/**
+ * A page of the user's public, unexpired tokens for the token page, in `order`: by id, or by last use
+ * (latest first, tokens never used after them, newest first among equals).
+ */
+export async function listPageTokens(
+  db: Db,
+  userId: number,
+  page: { order: PageOrder; limit: number; offset: number; now: number },
+): Promise<PageToken[]> {
+  let query = pageTokensOf(db, userId, page.now);
+  query =
+    page.order === 'last-used'
+      ? query.orderBy(neverUsed).orderBy('last_updated', 'desc').orderBy('id', 'desc')
+      : query.orderBy('id');
+  const rows = await query.limit(page.limit).offset(page.offset).execute();
+  return rows.map(pageToken);
+}
+
+/** One unexpired public token of this user as the token page shows it, or undefined (someone else's too). */
+export async function findPageToken(
+  db: Db,
+  userId: number,
+  tokenId: number,
+  now: number,
+): Promise<PageToken | undefined> {
+  const row = await pageTokensOf(db, userId, now).where('id', '=', tokenId).executeTakeFirst();
+  return row && pageToken(row);
+}
+
 /** Deletes one public token of this user; false when there is none with that id (or it is someone else's). */
 export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: number): Promise<boolean> {
   const result = await db
@@ -155,7 +228,7 @@ export async function deleteExpiredTokens(db: Db, now: number): Promise<number> 
 export async function listAllTokensOfUser(
   db: Db,
   userId: number,
-): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at'>>> {
+): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at' | 'created_at'>>> {
   return db
     .selectFrom('tokens')
     .select([

@@ -2,8 +2,8 @@
 // elsewhere (the client's avatar is the one exception, and it is the client's own).
 import { type Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
-import { COLOURS } from './theme.ts';
 import { confirmPasswordField } from './session.ts';
+import { AVATAR_CSS, avatar } from './avatar.ts';
 
 /** The sign-in and consent pages' own rules, after the shared theme (theme.ts). */
 const CSS = `
@@ -11,11 +11,10 @@ main{max-width:26rem}
 label{display:block;margin-top:.9rem}
 .actions{margin-top:1.25rem}
 .client{display:flex;gap:1rem;align-items:center;margin-bottom:1rem}
-.client img,.client .initial{width:64px;height:64px;border-radius:12px;flex:none;object-fit:cover}
-.client .initial{display:flex;align-items:center;justify-content:center;background:${COLOURS.accent};color:#fff;font-size:2rem;font-weight:700}
+.client .avatar{width:64px;height:64px;border-radius:12px;font-size:2rem}
 .scopes li{margin:.35rem 0}
 .signout{margin-top:1.25rem}
-`;
+${AVATAR_CSS}`;
 
 /** Sends a page; nothing but its stylesheet, the icon and the client's avatar may load, and nothing may run. */
 export const sendPage = pageSender({
@@ -29,13 +28,30 @@ const hiddenFields = (fields: Readonly<Record<string, string | undefined>>): Htm
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`);
 
-export function loginPage(view: {
+/** The sign-in form's fields, each of which an error may be about. */
+export type LoginField = 'username' | 'password';
+
+export interface LoginView {
   csrf: string;
   next: string | undefined;
   error?: string;
+  /** the field the error is about: it has the focus and is marked invalid (otherwise the username has it) */
+  errorField?: LoginField;
   username?: string;
-}) {
+  /** a note above the form (e.g. that the browser was signed out) */
+  notice?: string;
+}
+
+/** Attributes of a sign-in field: the focus when the page opens, and the error's link when it is the one in error. */
+function fieldState(view: LoginView, field: LoginField): Html | '' {
+  const focused = view.error ? view.errorField === field : field === 'username';
+  const inError = view.error !== undefined && view.errorField === field;
+  return html`${focused ? html` autofocus` : ''}${inError ? html` aria-invalid="true" aria-describedby="login-error"` : ''}`;
+}
+
+export function loginPage(view: LoginView) {
   return html`<h1>Sign in</h1>
+    ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.error ? html`<p class="error" role="alert" id="login-error">${view.error}</p>` : ''}
     <form method="post" action="/login">
       ${hiddenFields({ _csrf: view.csrf, next: view.next })}
@@ -47,10 +63,17 @@ export function loginPage(view: {
         autocomplete="username"
         required
         value="${view.username ?? ''}"
-        ${view.error ? html` aria-describedby="login-error"` : ''}
+        ${fieldState(view, 'username')}
       />
       <label for="password">Password</label>
-      <input type="password" id="password" name="password" autocomplete="current-password" required />
+      <input
+        type="password"
+        id="password"
+        name="password"
+        autocomplete="current-password"
+        required
+        ${fieldState(view, 'password')}
+      />
       <div class="actions"><button type="submit" class="primary">Sign in</button></div>
     </form>`;
 }
@@ -83,9 +106,7 @@ export interface ConsentView {
 
 export function consentPage(view: ConsentView) {
   const { client } = view;
-  const picture = client.avatar
-    ? html`<img src="${client.avatar}" alt="" width="64" height="64" />`
-    : html`<span class="initial" aria-hidden="true">${[...client.name][0]?.toUpperCase() ?? '?'}</span>`;
+  const picture = avatar(client.name, client.avatar, 64);
   const abilities = [
     html`<li>Know who you are: your user id and username.</li>`,
     ...view.scopes.map((s) => html`<li>${s.description} <span class="muted">(${s.name})</span></li>`),
@@ -124,4 +145,11 @@ export function errorPage(message: string, detail?: string) {
   return html`<h1>Something went wrong</h1>
     <p class="error" role="alert">${message}</p>
     ${detail ? html`<p class="muted">${detail}</p>` : ''}`;
+}
+
+/** The page a browser gets for an address the server has no page for, with the way back. */
+export function notFoundPage() {
+  return html`<h1>Page not found</h1>
+    <p>There is no page at this address. It may have moved, or the link may be mistyped.</p>
+    <p><a href="/tokens">Go to your API tokens</a> (you sign in first if you have not).</p>`;
 }

@@ -8,12 +8,12 @@ import csrf from '@fastify/csrf-protection';
 import { useDocumentHeaders } from '../http/security-headers.ts';
 import { sendPageError, webRoutes } from './routes.ts';
 import { CSRF_BINDING_KEY, csrfBinding, type WebDeps } from './session.ts';
-import { tokensPageRoutes } from './tokens-page.ts';
+import { tokensPageRoutes, type TokensPageOptions } from './tokens-page.ts';
 
 /** Routes of another module that are web pages: they get the web's context and session rules. */
 export type WebPages = (pages: FastifyInstance, web: WebDeps) => Promise<void>;
 
-export interface WebPluginOptions {
+export interface WebPluginOptions extends TokensPageOptions {
   pages?: readonly WebPages[];
 }
 
@@ -35,6 +35,6 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   });
   app.setErrorHandler(sendPageError);
   await webRoutes(app, web);
-  await tokensPageRoutes(app, web);
+  await tokensPageRoutes(app, web, options);
   for (const add of options.pages ?? []) await app.register(async (pages) => add(pages, web));
 }

@@ -2,11 +2,13 @@
 import { clientAddress, clientGone } from '../http/client-address.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endSession, SESSION_TTL_S } from '../auth/sessions.ts';
-import { errorPage, loginPage, signedInPage, sendPage } from './pages.ts';
+import { errorPage, loginPage, notFoundPage, signedInPage, sendPage, type LoginView } from './pages.ts';
+import { DOCUMENT_SECURITY_HEADERS } from '../http/security-headers.ts';
 import { webLogin } from './login.ts';
 import { FAVICON_PATH, FAVICON_SVG } from './theme.ts';
 import { WEB_PAGES_TAG } from '../docs/plugin.ts';
 import {
+  LEGACY_PASSWORD_HELP,
   clearSessionCookie,
   csrfToken,
   localPath,
@@ -53,6 +55,22 @@ export function sendPageError(err: FastifyError, request: FastifyRequest, reply:
   return sendPage(reply, 500, 'Error', errorPage('An internal error occurred. Please try again later.'));
 }
 
+/**
+ * A browser's page for an address that has none (outside the API's base path, which keeps its JSON 404):
+ * the pages' look and headers, and the way back to the token page.
+ */
+export function sendNotFoundPage(_request: FastifyRequest, reply: FastifyReply) {
+  reply.headers(DOCUMENT_SECURITY_HEADERS).header('X-Real-404', 'yes').header('Vary', 'Accept');
+  return sendPage(reply, 404, 'Not found', notFoundPage());
+}
+
+/** What the sign-in page says to a browser that has just been signed out (`?signed_out=`). */
+const SIGNED_OUT: Readonly<Record<string, string>> = {
+  '1': 'You have signed out.',
+  everywhere:
+    'You have signed out everywhere: every session, connected application and API token of yours has ended.',
+};
+
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   // Every page links the icon; a browser also asks /favicon.ico of any site by itself.
   app.get(FAVICON_PATH, { schema: { hide: true } }, sendIcon);
@@ -62,7 +80,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    view: { next: string | undefined; error?: string; username?: string },
+    view: Omit<LoginView, 'csrf'>,
   ) {
     return sendPage(reply, status, 'Sign in', loginPage({ ...view, csrf: csrfToken(request, reply) }));
   }
@@ -70,8 +88,9 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
   app.get(
     '/login',
     pageDoc('The sign-in page'),
-    async (request: FastifyRequest<{ Querystring: { next?: unknown } }>, reply) => {
+    async (request: FastifyRequest<{ Querystring: { next?: unknown; signed_out?: unknown } }>, reply) => {
       const next = localPath(request.query.next);
+      const signedOut = request.query.signed_out;
       const user = await sessionUser(deps, request);
       if (user && next) return reply.redirect(next, 303);
       if (user)
@@ -81,7 +100,11 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
           'Signed in',
           signedInPage({ username: user.username, csrf: csrfToken(request, reply) }),
         );
-      return showLogin(request, reply, 200, { next });
+      const notice =
+        typeof signedOut === 'string' && Object.hasOwn(SIGNED_OUT, signedOut)
+          ? SIGNED_OUT[signedOut]
+          : undefined;
+      return showLogin(request, reply, 200, notice === undefined ? { next } : { next, notice });
     },
   );
 
@@ -92,11 +115,21 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
       const username = field(request.body, 'username')?.trim() ?? '';
       const password = field(request.body, 'password') ?? '';
       const next = localPath(field(request.body, 'next'));
-      const again = (status: number, error: string) =>
-        showLogin(request, reply, status, { next, error, username });
-      if (username === '' || password === '') return again(422, 'Enter your username and your password.');
+      // Every refusal but an empty or too long username is about the password (the username is kept).
+      const again = (status: number, error: string, errorField: LoginView['errorField'] = 'password') =>
+        showLogin(request, reply, status, { next, error, errorField, username });
+      if (username === '' || password === '')
+        return again(
+          422,
+          'Enter your username and your password.',
+          username === '' ? 'username' : 'password',
+        );
       if (username.length > MAX_FIELD || password.length > MAX_FIELD)
-        return again(400, 'The username or password is too long.');
+        return again(
+          400,
+          'The username or password is too long.',
+          username.length > MAX_FIELD ? 'username' : 'password',
+        );
 
       const result = await webLogin(
         deps,
@@ -111,7 +144,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
           reply.header('Retry-After', String(result.retryAfterS));
           return again(429, `Too many sign-in attempts. Try again in ${result.retryAfterS} seconds.`);
         case 'legacy-password':
-          return again(403, 'This account still has an old-style password. Reset your password first.');
+          return again(403, LEGACY_PASSWORD_HELP);
         case 'banned':
           return again(403, 'This account is banned.');
         case 'busy':
@@ -128,6 +161,6 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
     const user = await sessionUser(deps, request);
     if (user) await endSession(deps.db, user.id);
     clearSessionCookie(request, reply);
-    return reply.redirect('/login', 303);
+    return reply.redirect('/login?signed_out=1', 303);
   });
 }

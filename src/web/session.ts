@@ -27,8 +27,11 @@ export function sessionUser(deps: WebDeps, request: FastifyRequest): Promise<Ses
   return deps.credentials.session(request.cookies[COOKIE_NAME]);
 }
 
-/** The password field of a form that needs sudo mode (the password entered within the last minutes). */
-export function confirmPasswordField(): Html {
+/**
+ * The password field of a form that needs sudo mode (the password entered within the last minutes);
+ * `autofocus` when the form came back because of it.
+ */
+export function confirmPasswordField(options: { autofocus?: boolean } = {}): Html {
   return html`<p>
     <label for="confirm_password">Confirm with your password</label>
     <input
@@ -37,10 +40,19 @@ export function confirmPasswordField(): Html {
       name="confirm_password"
       required
       autocomplete="current-password"
+      ${options.autofocus ? html`autofocus aria-invalid="true"` : ''}
     />
     <span class="muted">You signed in a while ago: enter your password again to go on.</span>
   </p>`;
 }
+
+/**
+ * What a user whose password is of the old, legacy kind (which tokend cannot check) is told, on sign-in and
+ * in sudo mode: tokend has no reset page, so the server's operator sets a new password.
+ */
+export const LEGACY_PASSWORD_HELP =
+  "This account still has an old-style password, which this server cannot check. Ask the server's " +
+  'operator to set a new password for it (they run “tokend user passwd”), then sign in with the new one.';
 
 export type SudoCheck =
   | { kind: 'ok' }
@@ -89,7 +101,7 @@ export async function confirmSudo(
         retryAfterS: checked.retryAfterS,
       };
     case 'legacy-password':
-      return { kind: 'password-needed', error: 'This account has an old-style password. Reset it first.' };
+      return { kind: 'password-needed', error: LEGACY_PASSWORD_HELP };
     case 'busy':
       return {
         kind: 'password-needed',

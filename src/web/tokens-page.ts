@@ -3,12 +3,16 @@
 import { clientAddress } from '../http/client-address.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  TOKEN_PRIVILEGE_DESCRIPTIONS,
   TokenPrivilege,
   isBanned,
   limit,
   tokenPrivilegeNames,
   type TokenPrivilegeName,
 } from '../auth/privileges.ts';
+import { COOKIE_NAME } from '../http/credentials.ts';
+import { serverOrigin } from '../http/origin.ts';
+import { docsPath } from '../docs/plugin.ts';
 import {
   clearSessionCookie,
   confirmSudo,
@@ -20,13 +24,21 @@ import {
 } from './session.ts';
 import { inSudoMode } from '../auth/sessions.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
-import { connectedApplications, revokeApplication, signOutEverywhere } from '../auth/revocation.ts';
+import {
+  connectedApplications,
+  regenerateToken,
+  revokeApplication,
+  signOutEverywhere,
+  type ConnectedApplication,
+} from '../auth/revocation.ts';
 import {
   deletePublicTokenOfUser,
-  findPublicTokenOfUser,
-  listPublicTokens,
-  type ListedToken,
+  findPageToken,
+  listPageTokens,
+  type PageOrder,
+  type PageToken,
 } from '../tokens/repository.ts';
+import { keepForReveal, takeReveal, type RevealOwner } from './reveal.ts';
 import { nowSeconds } from '../auth/clock.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
@@ -36,10 +48,16 @@ import {
   PAGE_SCRIPT,
   SCRIPT_PATH,
   messagePage,
+  regeneratePage,
+  revokeApplicationPage,
   revokePage,
   signOutEverywherePage,
   sendTokensPage,
   tokensPage,
+  type ApplicationView,
+  type CreateField,
+  type CreatedToken,
+  type ExpiryInput,
   type PrivilegeChoice,
   type TokenRowView,
   type TokensPageView,
@@ -56,6 +74,44 @@ export const expiryChoices = (): ReadonlyArray<{ value: string; label: string }>
   { value: '', label: 'Never' },
   ...[DAY, 7 * DAY, 30 * DAY, 90 * DAY, 365 * DAY].map((s) => ({ value: String(s), label: expiryLabel(s) })),
 ];
+
+/** A date of the form's custom expiry, YYYY-MM-DD in UTC. */
+const utcDate = (at: number): string => new Date(at * 1000).toISOString().slice(0, 10);
+
+/**
+ * The dates the custom expiry may take: from today to the last day whose end is within MAX_EXPIRES_IN_S (a
+ * custom date expires at the end of that day, UTC), the longest expiry a token may be given.
+ */
+export function customDateRange(now: number): { min: string; max: string } {
+  const latestEnd = now + MAX_EXPIRES_IN_S;
+  return { min: utcDate(now), max: utcDate(latestEnd - DAY) };
+}
+
+/**
+ * The expiry a creation form asks for, in Unix seconds: undefined for never; an error when the choice is
+ * not one of the list, or the date is not one of `customDateRange`.
+ */
+export function formExpiry(
+  input: ExpiryInput,
+  now: number,
+): { expiresAt: number | undefined } | { error: string } {
+  if (input.choice === '') return { expiresAt: undefined };
+  if (input.choice === 'custom') {
+    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(input.date);
+    const day = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : Number.NaN;
+    if (!m || Number.isNaN(day) || utcDate(day / 1000) !== input.date)
+      return { error: 'Choose the date the token expires on (for example 2030-12-31).' };
+    const expiresAt = day / 1000 + DAY; // the end of that day
+    if (expiresAt <= now) return { error: 'Choose a date from today on: that one has passed.' };
+    if (expiresAt - now > MAX_EXPIRES_IN_S)
+      return { error: `Choose a date up to ${customDateRange(now).max}: a token expires within ten years.` };
+    return { expiresAt };
+  }
+  if (!/^\d{1,10}$/.test(input.choice)) return { error: 'Choose when the token expires.' };
+  const seconds = Number(input.choice);
+  if (seconds < 1 || seconds > MAX_EXPIRES_IN_S) return { error: 'Choose when the token expires.' };
+  return { expiresAt: now + seconds };
+}
 
 const HIDDEN = { schema: { hide: true } } as const;
 
@@ -84,26 +140,68 @@ function parseTokenId(raw: string): number | undefined {
 /** Connected applications listed on the page at most (the first by name); a note says how many there are. */
 export const APPLICATIONS_SHOWN = 100;
 
-const SCOPE_NAMES_SHOWN: Readonly<Record<string, string>> = {
-  read_confidential: 'read private information and list your tokens',
-  write: 'make changes',
-  bancho: 'connect to the game server',
-};
+const describePrivilege = (name: string): string =>
+  Object.hasOwn(TOKEN_PRIVILEGE_DESCRIPTIONS, name)
+    ? TOKEN_PRIVILEGE_DESCRIPTIONS[name as TokenPrivilegeName].full
+    : name;
+
+/** The order the list is in, from `?sort=`: by creation unless last use is asked for. */
+const orderOf = (raw: unknown): PageOrder => (raw === 'last-used' ? 'last-used' : 'created');
+
+/** What the token page needs of other modules. */
+export interface TokensPageOptions {
+  /** the token privileges an OAuth scope string carries (the authorization server's rule); absent: none */
+  scopePrivileges?: (scope: string) => number;
+}
+
+/** A connected application as the page shows it: what it may do in a few words, from its scope's privileges. */
+function applicationView(
+  a: ConnectedApplication,
+  scopePrivileges: (scope: string) => number,
+): ApplicationView {
+  return {
+    clientId: a.clientId,
+    name: a.name,
+    avatar: a.avatar,
+    // An operator's grant (`tokend client token`) has no approval, and no scope recorded here.
+    abilities:
+      a.approvedAt === null
+        ? undefined
+        : tokenPrivilegeNames(scopePrivileges(a.scope)).map(
+            (n) => TOKEN_PRIVILEGE_DESCRIPTIONS[n as TokenPrivilegeName].short,
+          ),
+    approvedAt: a.approvedAt,
+    lastUsedAt: a.lastUsedAt,
+  };
+}
 
 /** The token page's routes, in the web plugin's context (its forms, CSRF protection and error pages). */
-export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Promise<void> {
+export async function tokensPageRoutes(
+  app: FastifyInstance,
+  web: WebDeps,
+  options: TokensPageOptions = {},
+): Promise<void> {
   const { store, lastUsed, metrics, config } = app.tokend;
+  const scopePrivileges = options.scopePrivileges ?? (() => 0);
 
-  const rowView = (t: ListedToken): TokenRowView => {
+  const rowView = (t: PageToken): TokenRowView => {
     const pending = lastUsed.pendingUse(t.id);
+    const used = pending !== undefined && pending > t.last_updated;
     return {
       id: t.id,
       description: t.description,
       privilegeNames: tokenPrivilegeNames(t.privileges),
-      lastUsed: pending !== undefined && pending > t.last_updated ? pending : t.last_updated,
-      expiresAt: t.expires_at,
+      createdAt: t.created_at,
+      lastUsed: used ? pending : t.never_used ? undefined : t.last_updated,
+      expiresAt: t.expires_at ?? undefined,
     };
   };
+
+  /** The session a reveal belongs to: its row and the secret its cookie carries (which only the browser has). */
+  const revealOwner = (request: FastifyRequest, user: Session): RevealOwner => ({
+    sessionId: user.id,
+    sessionSecret: String(request.cookies[COOKIE_NAME]),
+  });
 
   /** A browser whose session ended: back to sign-in, its cookie cleared. */
   function signedOut(request: FastifyRequest, reply: FastifyReply) {
@@ -126,6 +224,15 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
     return user;
   }
 
+  const noSuchToken = (reply: FastifyReply) =>
+    sendTokensPage(reply, 404, 'Not found', messagePage('No such token', 'You have no token with that id.'));
+
+  /** One of the user's live public tokens from a path's id, or undefined (then not found). */
+  async function ownToken(user: Session, rawId: string, now: number): Promise<PageToken | undefined> {
+    const id = parseTokenId(rawId);
+    return id === undefined ? undefined : findPageToken(store.db, user.userId, id, now);
+  }
+
   async function showTokens(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -134,14 +241,16 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
     extra: Partial<TokensPageView> & { page?: number; checked?: ReadonlySet<string> } = {},
   ) {
     const page = extra.page ?? 1;
+    const order = extra.order ?? 'created';
     const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
     const now = nowSeconds();
-    const rows = await listPublicTokens(store.db, user.userId, size + 1, offset, now);
+    const rows = await listPageTokens(store.db, user.userId, { order, limit: size + 1, offset, now });
     const apps = await connectedApplications(store.db, user.userId, now, APPLICATIONS_SHOWN);
     const choices: PrivilegeChoice[] = grantable(user.userPrivileges).map(({ name, bit }) => ({
       name,
       bit,
       checked: extra.checked?.has(name) ?? false,
+      description: TOKEN_PRIVILEGE_DESCRIPTIONS[name].full,
     }));
     const view: TokensPageView = {
       ...extra,
@@ -149,23 +258,19 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
       csrf: csrfToken(request, reply),
       tokens: rows.slice(0, size).map(rowView),
       now,
+      order,
       choices,
       expiryChoices: expiryChoices(),
+      dateRange: customDateRange(now),
       page,
       hasNext: rows.length > size,
       needsPassword: !inSudoMode(user, now, config.sudoWindowS),
       applicationsTotal: apps.total,
-      applications: apps.applications.map((a) => ({
-        clientId: a.clientId,
-        name: a.name,
-        avatar: a.avatar,
-        abilities:
-          a.scope === ''
-            ? ['granted by an operator']
-            : a.scope.split(' ').map((n) => SCOPE_NAMES_SHOWN[n] ?? n),
-        approvedAt: a.approvedAt,
-        lastUsedAt: a.lastUsedAt,
-      })),
+      applications: apps.applications.map((a) => applicationView(a, scopePrivileges)),
+      usage: {
+        exampleUrl: `${serverOrigin(request, config.publicUrl)}${config.basePath}/v1/tokens/self`,
+        docsPath: docsPath(config.basePath),
+      },
     };
     return sendTokensPage(reply, status, 'API tokens', tokensPage(view));
   }
@@ -181,19 +286,50 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
     '/tokens',
     HIDDEN,
     async (
-      request: FastifyRequest<{ Querystring: { p?: unknown; revoked?: unknown; disconnected?: unknown } }>,
+      request: FastifyRequest<{
+        Querystring: {
+          p?: unknown;
+          sort?: unknown;
+          created?: unknown;
+          revoked?: unknown;
+          disconnected?: unknown;
+        };
+      }>,
       reply,
     ) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const { page } = paginate(request.query.p, undefined);
-      const notice =
+      const order = orderOf(request.query.sort);
+      // After a creation or regeneration (303 here): the new secret, if this session has not seen it yet.
+      let created: CreatedToken | undefined;
+      let notice =
         request.query.revoked !== undefined
           ? 'The token was revoked.'
           : request.query.disconnected !== undefined
             ? 'The application was disconnected: its access to your account has ended.'
             : undefined;
-      return showTokens(request, reply, user, 200, { page, notice });
+      const createdId =
+        typeof request.query.created === 'string' ? parseTokenId(request.query.created) : undefined;
+      if (createdId !== undefined) {
+        const now = nowSeconds();
+        const secret = await takeReveal(store.db, revealOwner(request, user), createdId, now);
+        const token =
+          secret === undefined ? undefined : await findPageToken(store.db, user.userId, createdId, now);
+        if (secret !== undefined && token) {
+          const { privilegeNames, expiresAt } = rowView(token);
+          created = { id: token.id, secret, description: token.description, privilegeNames, expiresAt };
+        } else
+          notice =
+            'The new token’s secret was shown once already and cannot be shown again. If you did not copy ' +
+            'it, regenerate the token (or revoke it and create another).';
+      }
+      return showTokens(request, reply, user, 200, {
+        page,
+        order,
+        ...(notice === undefined ? {} : { notice }),
+        ...(created === undefined ? {} : { created }),
+      });
     },
   );
 
@@ -204,28 +340,40 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
     const description = typeof rawDescription === 'string' ? rawDescription.trim() : '';
     const names = asList(formField(request.body, 'privileges'));
     const checked = new Set(names.filter((n): n is string => typeof n === 'string'));
-    const again = (error: string) => showTokens(request, reply, user, 400, { error, description, checked });
+    const textField = (name: string): string => {
+      const value = formField(request.body, name);
+      return typeof value === 'string' ? value : '';
+    };
+    const expiry: ExpiryInput = { choice: textField('expires_in'), date: textField('expires_on').trim() };
+    const again = (error: string, errorField?: CreateField, status = 400) =>
+      showTokens(request, reply, user, status, {
+        error,
+        ...(errorField === undefined ? {} : { errorField }),
+        description,
+        checked,
+        expiry,
+      });
 
     if (description.length > MAX_DESCRIPTION_LENGTH)
-      return again(`The description is too long (at most ${MAX_DESCRIPTION_LENGTH} characters).`);
+      return again(
+        `The description is too long (at most ${MAX_DESCRIPTION_LENGTH} characters).`,
+        'description',
+      );
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(description))
-      return again('The description may not contain control characters.');
+      return again('The description may not contain control characters.', 'description');
     const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
     const refused = names.filter((n) => typeof n !== 'string' || !allowed.has(n));
     if (refused.length > 0)
-      return again(`Your account cannot give a token these privileges: ${refused.map(String).join(', ')}.`);
+      return again(
+        `Your account cannot give a token these privileges: ${refused.map(String).join(', ')}.`,
+        'privileges',
+      );
     let privileges = 0;
     for (const name of checked) privileges |= allowed.get(name) ?? 0;
 
-    const rawExpiry = formField(request.body, 'expires_in');
-    let expiresIn: number | undefined;
-    if (rawExpiry !== undefined && rawExpiry !== '') {
-      if (typeof rawExpiry !== 'string' || !/^\d{1,10}$/.test(rawExpiry))
-        return again('Choose when the token expires.');
-      expiresIn = Number(rawExpiry);
-      if (expiresIn < 1 || expiresIn > MAX_EXPIRES_IN_S) return again('Choose when the token expires.');
-    }
+    const expires = formExpiry(expiry, nowSeconds());
+    if ('error' in expires) return again(expires.error, 'expiry');
 
     // Sudo mode: making a token needs a recent password entry.
     const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
@@ -234,8 +382,10 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
       const status = sudoRefusalStatus(reply, sudo);
       return showTokens(request, reply, user, status, {
         error: sudo.error ?? 'Enter your password to create a token.',
+        errorField: 'password',
         description,
         checked,
+        expiry,
         needsPassword: true,
       });
     }
@@ -243,27 +393,31 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
     const now = nowSeconds();
     let token: MintedToken;
     try {
-      token = await mintToken(store.db, {
-        userId: user.userId,
-        requested: privileges,
-        description,
-        private: false,
-        now,
-        expiresAt: expiresIn === undefined ? undefined : now + expiresIn,
-        cap: config.tokensPerUserMax,
+      // The token and its secret's one showing are stored together: a token is never made without it.
+      token = await store.db.transaction().execute(async (trx) => {
+        const minted = await mintToken(trx, {
+          userId: user.userId,
+          requested: privileges,
+          description,
+          private: false,
+          now,
+          expiresAt: expires.expiresAt,
+          cap: config.tokensPerUserMax,
+        });
+        await keepForReveal(trx, revealOwner(request, user), minted.id, minted.secret, now);
+        return minted;
       });
     } catch (err) {
       if (!(err instanceof TokenCapReached)) throw err;
-      return showTokens(request, reply, user, 409, {
-        error: `You already have the most tokens allowed (${err.max}). Revoke some before creating another.`,
-        description,
-        checked,
-      });
+      return again(
+        `You already have the most tokens allowed (${err.max}). Revoke some before creating another.`,
+        undefined,
+        409,
+      );
     }
     metrics.tokensCreated.inc({ via: 'web' });
-    return showTokens(request, reply, user, 200, {
-      created: { secret: token.secret, description, privilegeNames: tokenPrivilegeNames(token.privileges) },
-    });
+    // Answered by a redirect, so that reloading the page it lands on makes no second token.
+    return reply.redirect(`/tokens?created=${token.id}`, 303);
   });
 
   app.get(
@@ -272,22 +426,19 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
-      const id = parseTokenId(request.params.id);
       const now = nowSeconds();
-      const token =
-        id === undefined ? undefined : await findPublicTokenOfUser(store.db, user.userId, id, now);
-      if (!token)
-        return sendTokensPage(
-          reply,
-          404,
-          'Not found',
-          messagePage('No such token', 'You have no token with that id.'),
-        );
+      const token = await ownToken(user, request.params.id, now);
+      if (!token) return noSuchToken(reply);
       return sendTokensPage(
         reply,
         200,
         'Revoke token',
-        revokePage({ csrf: csrfToken(request, reply), token: rowView(token), now }),
+        revokePage({
+          csrf: csrfToken(request, reply),
+          token: rowView(token),
+          now,
+          describe: describePrivilege,
+        }),
       );
     },
   );
@@ -300,15 +451,135 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
       if (!user) return reply;
       const id = parseTokenId(request.params.id);
       const deleted = id !== undefined && (await deletePublicTokenOfUser(store.db, user.userId, id));
-      if (!deleted || id === undefined)
-        return sendTokensPage(
-          reply,
-          404,
-          'Not found',
-          messagePage('No such token', 'You have no token with that id.'),
-        );
+      if (!deleted || id === undefined) return noSuchToken(reply);
       lastUsed.forget(id);
       return reply.redirect('/tokens?revoked=1', 303);
+    },
+  );
+
+  /** The regeneration's confirmation page (again with an error, after a refused password). */
+  const showRegenerate = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    user: Session,
+    token: PageToken,
+    status: number,
+    error?: string,
+  ) => {
+    const now = nowSeconds();
+    return sendTokensPage(
+      reply,
+      status,
+      'Regenerate token',
+      regeneratePage({
+        csrf: csrfToken(request, reply),
+        token: rowView(token),
+        now,
+        describe: describePrivilege,
+        needsPassword: error !== undefined || !inSudoMode(user, now, config.sudoWindowS),
+        ...(error === undefined ? {} : { error }),
+      }),
+    );
+  };
+
+  app.get(
+    '/tokens/:id/regenerate',
+    HIDDEN,
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      const token = await ownToken(user, request.params.id, nowSeconds());
+      if (!token) return noSuchToken(reply);
+      return showRegenerate(request, reply, user, token, 200);
+    },
+  );
+
+  app.post(
+    '/tokens/:id/regenerate',
+    { ...HIDDEN, preHandler: app.csrfProtection },
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      const old = await ownToken(user, request.params.id, nowSeconds());
+      if (!old) return noSuchToken(reply);
+      // Sudo mode, as for creating a token: the new secret is a new credential.
+      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
+      if (sudo.kind === 'signed-out') return signedOut(request, reply);
+      if (sudo.kind === 'password-needed')
+        return showRegenerate(
+          request,
+          reply,
+          user,
+          old,
+          sudoRefusalStatus(reply, sudo),
+          sudo.error ?? 'Enter your password to regenerate the token.',
+        );
+      const now = nowSeconds();
+      let regenerated: Awaited<ReturnType<typeof regenerateToken>>;
+      try {
+        regenerated = await store.db.transaction().execute(async (trx) => {
+          const done = await regenerateToken(trx, {
+            userId: user.userId,
+            tokenId: old.id,
+            now,
+            cap: config.tokensPerUserMax,
+          });
+          if (done)
+            await keepForReveal(trx, revealOwner(request, user), done.token.id, done.token.secret, now);
+          return done;
+        });
+      } catch (err) {
+        if (!(err instanceof TokenCapReached)) throw err;
+        return sendTokensPage(
+          reply,
+          409,
+          'Regenerate token',
+          messagePage(
+            'Too many tokens',
+            `You hold more tokens than allowed (${err.max}). Revoke some before regenerating one.`,
+          ),
+        );
+      }
+      if (!regenerated) return noSuchToken(reply);
+      lastUsed.forget(regenerated.replaced);
+      metrics.tokensCreated.inc({ via: 'web' });
+      request.log.info(
+        { userId: user.userId, replaced: regenerated.replaced, tokenId: regenerated.token.id },
+        'token regenerated',
+      );
+      return reply.redirect(`/tokens?created=${regenerated.token.id}`, 303);
+    },
+  );
+
+  /** One of the applications that can act for the user, by client id. */
+  async function connectedApplication(user: Session, clientId: string): Promise<ApplicationView | undefined> {
+    const apps = await connectedApplications(store.db, user.userId, nowSeconds(), 1, clientId);
+    const found = apps.applications[0];
+    return found && applicationView(found, scopePrivileges);
+  }
+
+  const noSuchApplication = (reply: FastifyReply) =>
+    sendTokensPage(
+      reply,
+      404,
+      'Not found',
+      messagePage('No such application', 'No application with that id can act for your account.'),
+    );
+
+  app.get(
+    '/tokens/applications/:client/revoke',
+    HIDDEN,
+    async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
+      const user = await requireUser(request, reply);
+      if (!user) return reply;
+      const application = await connectedApplication(user, request.params.client);
+      if (!application) return noSuchApplication(reply);
+      return sendTokensPage(
+        reply,
+        200,
+        'Revoke access',
+        revokeApplicationPage({ csrf: csrfToken(request, reply), application, now: nowSeconds() }),
+      );
     },
   );
 
@@ -319,13 +590,7 @@ export async function tokensPageRoutes(app: FastifyInstance, web: WebDeps): Prom
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const revoked = await revokeApplication(store.db, user.userId, request.params.client);
-      if (!revoked)
-        return sendTokensPage(
-          reply,
-          404,
-          'Not found',
-          messagePage('No such application', 'No application with that id can act for your account.'),
-        );
+      if (!revoked) return noSuchApplication(reply);
       return reply.redirect('/tokens?disconnected=1', 303);
     },
   );

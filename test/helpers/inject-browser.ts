@@ -19,6 +19,10 @@ export function csrfOf(html: string): string {
   return match[1];
 }
 
+/** The new token's secret a token page shows (once), if it shows one. */
+export const newSecretOf = (html: string): string | undefined =>
+  /id="new-token"[^>]*value="([0-9a-f]{32})"/s.exec(html)?.[1];
+
 /** Every hidden field on a page, unescaped (the consent form's carry the authorization request). */
 export function hiddenFieldsOf(html: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -1,6 +1,7 @@
 // Connected applications and sign-out everywhere in a real browser (headless Chromium via playwright-core):
-// approve an application through the consent page, see it on the token page, revoke its access; then sign
-// out everywhere after the confirmation and the password. Screenshots go to test/artifacts/apps-*.png.
+// approve an application through the consent page, see it on the token page, revoke its access after a
+// confirmation; then sign out everywhere after the confirmation and the password, and read that it was
+// done on the sign-in page. Screenshots go to test/artifacts/apps-*.png.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -64,7 +65,12 @@ describe('connected applications in a real browser [sqlite]', () => {
       assert.match(text, /Last used just now/);
       await page.screenshot({ path: `${ARTIFACTS}apps-connected.png`, fullPage: true });
 
-      await item.getByRole('button', { name: 'Revoke access of Score Tracker' }).click();
+      // Revoking asks first, as revoking a token does.
+      await item.getByRole('link', { name: 'Revoke access of Score Tracker…' }).click();
+      await page.getByRole('heading', { name: 'Revoke access of Score Tracker?' }).waitFor();
+      assert.equal((await bearerSelf()).statusCode, 200, 'the confirmation alone revokes nothing');
+      await page.screenshot({ path: `${ARTIFACTS}apps-revoke-confirm.png`, fullPage: true });
+      await page.getByRole('button', { name: 'Revoke access' }).click();
       await page.waitForURL(`${origin}/tokens?disconnected=1`);
       assert.match(await page.getByRole('status').innerText(), /disconnected/);
       assert.equal(await apps.count(), 0, 'no application is listed');
@@ -82,7 +88,8 @@ describe('connected applications in a real browser [sqlite]', () => {
       await page.getByLabel('Confirm with your password').fill('battery staple');
       await page.screenshot({ path: `${ARTIFACTS}apps-sign-out-everywhere.png`, fullPage: true });
       await page.getByRole('button', { name: 'Sign out everywhere' }).click();
-      await page.waitForURL(/\/login/);
+      await page.waitForURL(`${origin}/login?signed_out=everywhere`);
+      await page.getByRole('status').filter({ hasText: 'You have signed out everywhere' }).waitFor();
       const self = await h.api({
         method: 'GET',
         path: '/tokens/self',

@@ -27,7 +27,10 @@ for (const dialect of DIALECTS) {
       assert.match(r.body, /<label for="username">/);
       assert.match(r.body, /name="username"/);
       assert.match(r.body, /<label for="password">/);
-      assert.match(r.body, /type="password" id="password" name="password"/);
+      assert.match(r.body, /type="password"\s+id="password"\s+name="password"/);
+      // The username has the focus when the page opens (and nothing else has it).
+      assert.match(r.body, /id="username"[^>]*autofocus/s);
+      assert.equal((r.body.match(/autofocus/g) ?? []).length, 1);
       assert.ok(csrfOf(r.body));
       assert.ok(browser.cookies.has('_csrf'));
       assert.match(r.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
@@ -121,7 +124,7 @@ for (const dialect of DIALECTS) {
       const cases: Array<[string, string, RegExp]> = [
         [user.username, 'wrong', /Wrong username or password/],
         ['nobody_here', 'x', /Wrong username or password/],
-        [legacy.username, legacy.password, /old-style password/],
+        [legacy.username, legacy.password, /old-style password.*operator.*tokend user passwd/s],
         [banned.username, banned.password, /banned/],
       ];
       for (const [username, password, message] of cases) {
@@ -211,7 +214,10 @@ for (const dialect of DIALECTS) {
 
       const r = await browser.post('/logout', { _csrf: csrfOf(page.body) });
       assert.equal(r.statusCode, 303);
-      assert.equal(r.headers.location, '/login');
+      assert.equal(r.headers.location, '/login?signed_out=1');
+      const landed = await browser.get(String(r.headers.location));
+      assert.match(landed.body, /<p class="notice" role="status">You have signed out\.<\/p>/);
+      assert.match(landed.body, /<h1>Sign in<\/h1>/);
       const cleared = rtCookie(r);
       assert.equal(cleared?.value, '');
       assert.equal(browser.cookies.has('rt'), false);
@@ -220,6 +226,51 @@ for (const dialect of DIALECTS) {
         404,
       );
       assert.equal((await h.store.db.selectFrom('tokens').select('id').execute()).length, 0);
+    });
+    it('focuses the field in error: the empty one, else the password (the username is kept)', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const cases: Array<[string, string, 'username' | 'password']> = [
+        ['', 'x', 'username'],
+        [user.username, '', 'password'],
+        [user.username, 'wrong', 'password'],
+        ['x'.repeat(1025), 'x', 'username'],
+      ];
+      for (const [username, password, field] of cases) {
+        const browser = new InjectBrowser(h.app);
+        const page = await browser.get('/login');
+        const r = await browser.post('/login', { _csrf: csrfOf(page.body), username, password });
+        assert.ok(r.statusCode >= 400, `${field}: ${r.statusCode}`);
+        const other = field === 'username' ? 'password' : 'username';
+        assert.match(
+          r.body,
+          new RegExp(`id="${field}"[^>]*autofocus aria-invalid="true" aria-describedby="login-error"`, 's'),
+          field,
+        );
+        assert.doesNotMatch(r.body, new RegExp(`id="${other}"[^>]*autofocus`, 's'), field);
+        assert.match(r.body, /<p class="error" role="alert" id="login-error">/);
+      }
+    });
+
+    it('says so on the page that signing out everywhere lands on', async (t) => {
+      const h = await build(t, dialect);
+      const user = await h.createUser();
+      const browser = new InjectBrowser(h.app);
+      await browser.signIn(user);
+      const page = await browser.get('/tokens/sign-out-everywhere');
+      const r = await browser.post('/tokens/sign-out-everywhere', {
+        _csrf: csrfOf(page.body),
+        confirm: 'yes',
+      });
+      assert.equal(r.statusCode, 303);
+      assert.equal(r.headers.location, '/login?signed_out=everywhere');
+      const landed = await browser.get(String(r.headers.location));
+      assert.match(
+        landed.body,
+        /You have signed out everywhere: every session, connected application and API token/,
+      );
+      // Only the two known notes: any other value says nothing.
+      assert.doesNotMatch((await browser.get('/login?signed_out=%3Cb%3E')).body, /class="notice"/);
     });
   });
 }

@@ -1,5 +1,6 @@
-// Opening the server in a browser: the root and {base_url} lead a browser to the token page, while API
-// clients asking the same keep the JSON 404; the icon; and the API served at the root (BASE_PATH empty).
+// Opening the server in a browser: the root and {base_url} lead a browser to the token page, and any other
+// unknown address outside {base_url} is a small HTML 404 page, while API clients asking the same (and
+// anything under {base_url}) keep the JSON 404; the icon; and the API served at the root (BASE_PATH empty).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { build, body } from '../helpers/app.ts';
@@ -67,8 +68,12 @@ describe('the server root in a browser [sqlite]', () => {
       // Only a GET (or HEAD) of the page itself is sent on: forms and other paths are the API's.
       { method: 'POST' as const, url: '/', accept: BROWSER_ACCEPT },
       { method: 'POST' as const, url: '/api', accept: BROWSER_ACCEPT },
-      { method: 'GET' as const, url: '/nope', accept: BROWSER_ACCEPT },
+      { method: 'POST' as const, url: '/nope', accept: BROWSER_ACCEPT },
+      { method: 'GET' as const, url: '/nope', accept: 'application/json' },
+      { method: 'GET' as const, url: '/nope', accept: '*/*' },
+      { method: 'GET' as const, url: '/nope', accept: undefined },
       { method: 'GET' as const, url: '/api/nope', accept: BROWSER_ACCEPT },
+      { method: 'GET' as const, url: '/api/v1/nope', accept: BROWSER_ACCEPT },
       { method: 'GET' as const, url: '/api/v1', accept: BROWSER_ACCEPT },
     ];
     for (const { method, url, accept } of requests) {
@@ -86,6 +91,33 @@ describe('the server root in a browser [sqlite]', () => {
     assert.equal(body(pls200).code, 404);
     const jsonp = await h.app.inject({ url: '/api/?callback=cb', headers: { accept: BROWSER_ACCEPT } });
     assert.match(jsonp.body, /cb\(\{"code":404/);
+  });
+
+  it('answers a browser opening an unknown address outside /api with a small HTML 404 page and a way back', async (t) => {
+    const h = await build(t, 'sqlite');
+    for (const url of ['/nope', '/tokens/nope/deeper', '/apix', '/nope?x=1'])
+      for (const method of ['GET', 'HEAD'] as const) {
+        const r = await h.app.inject({ method, url, headers: { accept: BROWSER_ACCEPT } });
+        const what = `${method} ${url}`;
+        assert.equal(r.statusCode, 404, what);
+        assert.match(String(r.headers['content-type']), /^text\/html; charset=utf-8/, what);
+        assert.equal(r.headers['x-real-404'], 'yes', what);
+        assert.equal(r.headers.vary, 'Accept', what);
+        assert.equal(r.headers['cache-control'], 'no-store', what);
+        assert.match(String(r.headers['content-security-policy']), /^default-src 'none'/, what);
+        assert.equal(r.headers['x-frame-options'], 'DENY', what);
+        if (method === 'GET') {
+          assert.match(r.body, /<h1>Page not found<\/h1>/, what);
+          assert.match(r.body, /<a href="\/tokens">Go to your API tokens<\/a>/, what);
+          assert.doesNotMatch(r.body, /nope/, 'the address is not written back into the page');
+        }
+      }
+    // A request with the API's pls200 or callback is an API client's, whatever its Accept.
+    for (const url of ['/nope?pls200', '/nope?callback=cb']) {
+      const r = await h.app.inject({ url, headers: { accept: BROWSER_ACCEPT } });
+      assert.match(String(r.headers['content-type']), /^application\/json/, url);
+      assert.equal(body(r).code, 404, url);
+    }
   });
 
   it('serves the icon at /favicon.svg and /favicon.ico', async (t) => {
@@ -131,6 +163,11 @@ describe('BASE_PATH empty: the API at the server root [sqlite]', () => {
     assert.equal(put.statusCode, 405);
     assert.equal(put.headers.allow, 'GET, HEAD, POST');
 
+    // Every path is the API's: a browser opening an unknown one gets the envelope too.
+    const unknown = await h.app.inject({ url: '/nope', headers: { accept: BROWSER_ACCEPT } });
+    assert.equal(unknown.statusCode, 404);
+    assert.equal(unknown.headers['x-real-404'], 'yes');
+    assert.deepEqual(body(unknown), { code: 404, message: 'No such endpoint.' });
     // A browser at the root still goes to the token page; the pages, probes and reference are there.
     const home = await h.app.inject({ url: '/', headers: { accept: BROWSER_ACCEPT } });
     assert.equal(home.statusCode, 303);

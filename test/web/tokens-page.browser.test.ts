@@ -196,27 +196,36 @@ const DAY = 86_400;
 async function screenshotTokens(h: Harness, userId: number): Promise<void> {
   const now = nowSeconds();
   const tokens = [
-    { description: 'score uploader', privileges: TokenPrivilege.ReadConfidential, used: 3 * 3600 },
+    {
+      description: 'score uploader',
+      privileges: TokenPrivilege.ReadConfidential,
+      used: 3 * 3600,
+      age: 40 * DAY,
+    },
     {
       description:
         'Chat bot of the community server: announces new top plays and answers !rank and !recent in the lobby',
       privileges: TokenPrivilege.Write | TokenPrivilege.Bancho,
       used: 2 * DAY,
+      age: 14 * DAY,
       expires: 30 * DAY,
     },
     {
       description: 'leaderboard-importer-on-the-staging-cluster-node-0042-nightly',
       privileges: TokenPrivilege.ReadConfidential | TokenPrivilege.Write,
       used: 40 * 60,
+      age: 3 * DAY,
       expires: 7 * DAY,
     },
-    { description: '', privileges: 0, used: 90 * DAY, expires: 365 * DAY },
+    // Never used: its last use is still its creation.
+    { description: '', privileges: 0, used: 90 * DAY, age: 90 * DAY, expires: 365 * DAY },
   ];
   for (const token of tokens) {
     const { id } = await h.createToken(userId, token);
     await h.store.db
       .updateTable('tokens')
       .set({
+        created_at: now - token.age,
         last_updated: now - token.used,
         expires_at: token.expires === undefined ? null : now + token.expires,
       })
@@ -253,7 +262,8 @@ describe('token page layout in a real browser [sqlite]', () => {
     { skip: skipWithoutChromium, timeout: 90_000 },
     async (t) => {
       mkdirSync(SCREENSHOTS, { recursive: true });
-      const h = await build(t, 'sqlite');
+      // The public address the page's example names: the same in every run, whatever port the test gets.
+      const h = await build(t, 'sqlite', { PUBLIC_URL: 'https://tokens.example' });
       const origin = await serveOnLoopback(h);
       const user = await h.createUser({ username: 'alice', password: 'correct horse' });
       await screenshotTokens(h, user.id);
@@ -276,7 +286,7 @@ describe('token page layout in a real browser [sqlite]', () => {
       assert.equal(iconWidth, 32);
       await desktop.page.screenshot({ path: `${SCREENSHOTS}tokens-page.png`, fullPage: true });
       // Either side of the width where the table turns into cards, nothing runs off the side either.
-      for (const width of [1280, 721, 720, 560]) {
+      for (const width of [1280, 961, 960, 721, 560]) {
         await desktop.page.setViewportSize({ width, height: 768 });
         const scrollWidth = await desktop.page.evaluate('document.documentElement.scrollWidth');
         assert.ok(Number(scrollWidth) <= width, `the page is ${String(scrollWidth)} px wide at ${width} px`);
@@ -385,6 +395,9 @@ describe('API reference page in a real browser [sqlite]', () => {
         (await webPages.locator('.opblock-summary-path').allInnerTexts()).map((s) => s.trim()).sort(),
         ['/login', '/login', '/logout'],
       );
+      // It links back to the token page.
+      const back = page.locator('.info .description').getByRole('link', { name: 'your token page' });
+      assert.equal(await back.getAttribute('href'), '/tokens');
       await page.screenshot({ path: `${ARTIFACTS}api-docs.png`, fullPage: true });
       assert.deepEqual(problems, []);
     },
