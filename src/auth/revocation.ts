@@ -66,6 +66,9 @@ export interface ConnectedApplication {
   lastUsedAt: number | null;
 }
 
+/** No client id is longer than 64 characters or holds NUL (which PostgreSQL refuses in a text parameter). */
+const possibleClientId = (id: string): boolean => id.length <= 64 && !id.includes('\0');
+
 /**
  * The applications that can act for the user: those the user approved, and those holding a live token
  * for the user (an operator's `client token`), with when each last obtained a token. At most `max` of
@@ -80,6 +83,7 @@ export async function connectedApplications(
   max: number,
   only?: string,
 ): Promise<{ applications: ConnectedApplication[]; total: number }> {
+  if (only !== undefined && !possibleClientId(only)) return { applications: [], total: 0 };
   const appIds = db
     .selectFrom('oauth_consents')
     .select('client_id')
@@ -147,7 +151,7 @@ export async function connectedApplications(
 
 /** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
 export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
-  if (clientId.length > 64 || clientId.includes('\0')) return false; // no such client id; PostgreSQL refuses NUL
+  if (!possibleClientId(clientId)) return false;
   return db.transaction().execute(async (trx) => {
     let deleted = 0;
     for (const table of [

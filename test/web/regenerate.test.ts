@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, body, type Harness } from '../helpers/app.ts';
+import { build, body, scrapeMetrics, WITH_METRICS, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, csrfOf, newSecretOf } from '../helpers/inject-browser.ts';
 import { TokenPrivilege } from '../../src/auth/privileges.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
@@ -39,7 +39,7 @@ const liveTokens = async (h: Harness, userId: number) =>
 for (const dialect of DIALECTS) {
   describe(`regenerating a token [${dialect}]`, () => {
     it('asks first, then replaces the secret: same description, privileges and expiry; the old secret stops', async (t) => {
-      const h = await build(t, dialect);
+      const h = await build(t, dialect, WITH_METRICS);
       const { user, browser } = await signedIn(h);
       const old = await h.createToken(user.id, {
         description: 'score uploader',
@@ -83,8 +83,7 @@ for (const dialect of DIALECTS) {
         rows.map((r) => ({ ...r, privileges: Number(r.privileges), expires_at: Number(r.expires_at) })),
         [{ id: newId, description: 'score uploader', privileges: 6, expires_at: expiresAt }],
       );
-      const metrics = await h.app.inject({ url: '/metrics' });
-      assert.match(metrics.body, /^tokend_tokens_created_total\{via="web"\} 1$/m);
+      assert.match(await scrapeMetrics(h), /^tokend_tokens_created_total\{via="web"\} 1$/m);
     });
 
     it('needs sudo mode: without the password, or with a wrong one, nothing changes', async (t) => {
