@@ -481,7 +481,7 @@ for (const dialect of DIALECTS) {
 
         // `tokend user create` refuses the mixed name for the reason the import gave.
         const mixed = await h.cli(['user', 'create', '--username', MIXED_NAME, '--password', 'p']);
-        assert.equal(mixed.code, 1);
+        assert.equal(mixed.code, 2, 'a name the rules refuse is a usage error');
         const reason = summary.skipped.rows.find((r) => r.table === 'users' && r.id === 1010)!.reason;
         const cliReason = /--username: (.*)/.exec(mixed.stderr)?.[1];
         assert.equal(reason, `username ${JSON.stringify(MIXED_NAME)}: ${cliReason}`);
@@ -540,7 +540,7 @@ for (const dialect of DIALECTS) {
           '--user-id',
           String(MAX_ID),
         ]);
-        assert.equal(atEnd.code, 1);
+        assert.equal(atEnd.code, 2, 'a usage mistake');
         assert.match(atEnd.stderr, new RegExp(`--user-id: id ${MAX_ID} is above ${MAX_EXPLICIT_ID}`));
       });
 

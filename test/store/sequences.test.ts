@@ -41,7 +41,7 @@ for (const dialect of DIALECTS) {
         h.cli(['user', 'create', '--username', name, '--password', 'pw', '--json', ...more]);
       for (const id of [MAX_ID, MAX_EXPLICIT_ID + 1, 2 ** 40]) {
         const refused = await create(`at${id}`, '--user-id', String(id));
-        assert.equal(refused.code, 1, String(id));
+        assert.equal(refused.code, 2, `${id}: a usage mistake`);
         assert.match(
           refused.stderr,
           new RegExp(

@@ -81,7 +81,7 @@ describe('tokend user create and usernames', () => {
       ['\u03bf\u043e', 'Greek and Cyrillic'], // Greek and Cyrillic "o"
     ]) {
       const r = await h.cli(['user', 'create', '--username', name!, '--password', 'p']);
-      assert.equal(r.code, 1, name);
+      assert.equal(r.code, 2, `${name}: a usage mistake`);
       assert.match(r.stderr, new RegExp(`--username: a username may not mix ${scripts} letters`), name);
     }
     for (const name of ['Алиса', 'Σωκράτης', 'Straße 42', 'Zoë_99']) {
@@ -90,7 +90,7 @@ describe('tokend user create and usernames', () => {
     }
     // Longer than a username may be once normalised: refused with a reason, not a database error.
     const long = await h.cli(['user', 'create', '--username', '\ufdfa'.repeat(16), '--password', 'p']);
-    assert.equal(long.code, 1);
+    assert.equal(long.code, 2, 'a usage mistake');
     assert.match(long.stderr, /longer than 255 characters once normalised/);
   });
 });
