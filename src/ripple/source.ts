@@ -19,6 +19,36 @@ export const SOURCE_COLUMNS = {
 
 export type SourceTable = keyof typeof SOURCE_COLUMNS;
 
+/**
+ * The columns the import reads the source by (`ORDER BY id`, `WHERE id > ?`, `MAX(id)`): each must be an
+ * integer column, or text ids sort as text ("10" before "9") while pages are asked for by number, and
+ * rows fall between pages unseen.
+ */
+const KEY_COLUMNS = ['users.id', 'tokens.id'] as const;
+
+/** MySQL's and MariaDB's integer types, as INFORMATION_SCHEMA.COLUMNS.DATA_TYPE names them. */
+const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'bigint']);
+
+/**
+ * Why the source cannot be read in id order, or undefined when it can: the first key column whose type
+ * (`COLUMN_TYPE`, by `table.column`; lower case `DATA_TYPE` in `dataTypes`) is not an integer type.
+ */
+function keyColumnProblem(
+  dataTypes: ReadonlyMap<string, string>,
+  columnTypes: ReadonlyMap<string, string>,
+): string | undefined {
+  for (const column of KEY_COLUMNS) {
+    const type = dataTypes.get(column);
+    if (type !== undefined && !INTEGER_TYPES.has(type))
+      return (
+        `${column} is ${columnTypes.get(column) ?? type}, not an integer column: the import reads users and ` +
+        'tokens page by page in id order, which only integer ids give (text ids sort as text, and rows would ' +
+        'be missed); nothing was read or written'
+      );
+  }
+  return undefined;
+}
+
 /** A cell as the driver hands it over: big integers may come as strings. */
 export type SourceCell = string | number | bigint | null | Buffer;
 
@@ -85,7 +115,7 @@ export async function openRippleSource(url: string): Promise<RippleSource> {
   }
   try {
     const [columns] = await connection.query<RowDataPacket[]>(
-      `SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS
+      `SELECT TABLE_NAME AS t, COLUMN_NAME AS c, DATA_TYPE AS d, COLUMN_TYPE AS ct FROM information_schema.COLUMNS
        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('users', 'tokens')`,
     );
     const present = new Set(columns.map((row) => `${String(row.t)}.${String(row.c)}`));
@@ -98,6 +128,10 @@ export async function openRippleSource(url: string): Promise<RippleSource> {
       throw new RippleSourceError(
         `${address} is not a Ripple-family database: it has no ${missing.join(', ')}`,
       );
+    const typeOf = (field: 'd' | 'ct') =>
+      new Map(columns.map((row) => [`${String(row.t)}.${String(row.c)}`, String(row[field]).toLowerCase()]));
+    const keyProblem = keyColumnProblem(typeOf('d'), typeOf('ct'));
+    if (keyProblem !== undefined) throw new RippleSourceError(`${address}: ${keyProblem}`);
     const userColumns = [
       ...SOURCE_COLUMNS.users,
       ...(present.has('users.register_datetime') ? ['register_datetime'] : []),

@@ -1,8 +1,11 @@
 // tokend import: loads an export (format.ts) into an empty, migrated database, in one transaction, so a
-// bad or cut-off file leaves the database as it was.
+// bad or cut-off file leaves the database as it was. A file is data from outside: ids and usernames meet
+// the rules of `user create` (src/store/ids.ts, src/users/username.ts), and tokend computes each
+// username_safe itself, so a file cannot give a name a key by which another user would be found.
 import type { Db } from '../store/database.ts';
 import { followExplicitIds } from '../store/sql-dialect.ts';
 import { explicitIdProblem } from '../store/ids.ts';
+import { usernameProblem, usernameSafe } from '../users/username.ts';
 import { FORMAT, VERSION, TRANSFER_TABLES, tablesIn, type AnyDb, type Cell, type Row } from './format.ts';
 
 const BATCH = 500;
@@ -31,6 +34,25 @@ function parseLine(text: string, lineNo: number): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/**
+ * A user row's username checked by the rules every new name meets (src/users/username.ts): why it is
+ * refused, or its username_safe, which tokend computes itself and the file must agree with.
+ */
+function usernameOf(row: Row): { problem: string } | { safe: string } {
+  const username = row.username;
+  if (typeof username !== 'string') return { problem: 'username must be a string' };
+  const problem = usernameProblem(username);
+  if (problem !== undefined) return { problem: `username ${JSON.stringify(username)}: ${problem}` };
+  const safe = usernameSafe(username);
+  if (row.username_safe !== undefined && row.username_safe !== safe)
+    return {
+      problem:
+        `username_safe ${JSON.stringify(row.username_safe)} is not ${JSON.stringify(safe)}, the form ` +
+        `tokend gives username ${JSON.stringify(username)} (Unicode NFKC, case-folded, spaces as underscores)`,
+    };
+  return { safe };
+}
+
 /** Imports the lines of an export; returns the rows imported per table. */
 export async function importDatabase(
   database: Db,
@@ -54,8 +76,27 @@ export async function importDatabase(
     let ended = false;
     let current: string | undefined;
     let batch: Row[] = [];
+    // The users of the batch by username_safe, with their lines: two names that fold together are
+    // refused, within a batch here and against the users written before it in flush (one read a batch).
+    const batchNames = new Map<string, { row: Row; line: number }>();
+    const sameName = (row: Row, line: number, holder: Cell | undefined) =>
+      new ImportError(
+        `line ${line}: users: username ${JSON.stringify(row.username)} is the same name as user ` +
+          `#${String(holder)}'s once case, width and spaces are folded; nothing was imported`,
+      );
     const flush = async () => {
       if (current === undefined || batch.length === 0) return;
+      if (current === 'users') {
+        const holders = (await trx
+          .selectFrom('users')
+          .select(['id', 'username_safe'])
+          .where('username_safe', 'in', [...batchNames.keys()])
+          .execute()) as Array<{ id: number; username_safe: string }>;
+        const held = new Map(holders.map((holder) => [holder.username_safe, holder.id]));
+        for (const [safe, user] of batchNames)
+          if (held.has(safe)) throw sameName(user.row, user.line, held.get(safe));
+        batchNames.clear();
+      }
       await trx.insertInto(current).values(batch).execute();
       counts[current] = (counts[current] ?? 0) + batch.length;
       batch = [];
@@ -112,6 +153,15 @@ export async function importDatabase(
       if (table !== current) {
         await flush();
         current = table;
+      }
+      if (table === 'users') {
+        const name = usernameOf(row as Row);
+        if ('problem' in name)
+          throw new ImportError(`line ${lineNo}: users: ${name.problem}; nothing was imported`);
+        const holder = batchNames.get(name.safe);
+        if (holder !== undefined) throw sameName(row as Row, lineNo, holder.row.id);
+        (row as Row).username_safe = name.safe;
+        batchNames.set(name.safe, { row: row as Row, line: lineNo });
       }
       batch.push(row as Row);
       if (batch.length >= BATCH) await flush();

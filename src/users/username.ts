@@ -28,7 +28,7 @@ const LOOK_ALIKE_SCRIPTS = [
 
 /**
  * Why a new username is refused, or undefined when it may be used: the one rule for every new name
- * (`tokend user create` and `tokend import-ripple`).
+ * (`tokend user create`, `tokend import-ripple` and `tokend import`).
  */
 export function usernameProblem(username: string): string | undefined {
   const name = username.trim();

@@ -695,6 +695,49 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
     await c2.end();
     const notIntegers = await h.cli(['import-ripple', '--from', textIds.url, '--dry-run']);
     assert.equal(notIntegers.code, 1);
-    assert.match(notIntegers.stderr, /users\.id holds "u-1", which is not an integer/);
+    assert.match(notIntegers.stderr, /users\.id is varchar\(11\), not an integer column/);
+  });
+
+  it('refuses text id columns, even holding numbers, before reading a row: none is missed', async (t) => {
+    // Text ids sort as text ("10" before "9"), so pages asked for by number would skip rows unseen.
+    const h = await cliHarness(t, 'sqlite');
+    await h.json(['migrate']);
+    const rows = Array.from({ length: 1500 }, (_, i) => i + 1);
+    for (const textColumn of ['users', 'tokens'] as const) {
+      const source = await createTestDatabase('mysql');
+      t.after(() => source.drop());
+      const c = await createConnection({ uri: source.url });
+      for (const ddl of DDL)
+        await c.query(
+          ddl.includes(`TABLE ${textColumn} `)
+            ? ddl.replace('id int(11) NOT NULL AUTO_INCREMENT', 'id varchar(20) NOT NULL')
+            : ddl,
+        );
+      await c.query(
+        'INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES ?',
+        [rows.map((id) => [String(id), `user ${id}`, `user_${id}`, md5(`pw ${id}`), 1, 3])],
+      );
+      await c.query(
+        'INSERT INTO tokens (id, user, privileges, description, token, private, last_updated) VALUES ?',
+        [rows.map((id) => [String(id), String(id), 2, `token ${id}`, md5(`secret ${id}`), 0, 1])],
+      );
+      await c.end();
+
+      const r = await h.cli(['import-ripple', '--from', source.url]);
+      assert.equal(r.code, 1, r.stdout);
+      const lines = r.stderr.trimEnd().split('\n');
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(
+        lines[0]!,
+        new RegExp(
+          `${textColumn}\\.id is varchar\\(20\\), not an integer column: .*nothing was read or written`,
+        ),
+      );
+      assert.equal(r.stdout, '');
+    }
+    const store = await openStore(h.database.config, { migrate: false });
+    t.after(() => store.close());
+    assert.deepEqual(await store.db.selectFrom('users').select('id').execute(), []);
+    assert.deepEqual(await store.db.selectFrom('tokens').select('id').execute(), []);
   });
 });

@@ -183,3 +183,106 @@ for (const target of DIALECTS) {
     });
   });
 }
+
+/** An export file with these users (and no other rows), as `tokend export` writes it. */
+function exportOf(users: Array<{ id: number; username: string; username_safe?: string }>): string {
+  const lines = [
+    { format: 'tokend-export', version: 1, exported_at: 1, tables: ['users'] },
+    ...users.map((user) => ({
+      table: 'users',
+      row: {
+        ...user,
+        privileges: 3,
+        password_hash: '$2b$04$' + 'a'.repeat(53),
+        password_version: 2,
+        created_at: 1,
+      },
+    })),
+    { end: true, counts: { users: users.length } },
+  ];
+  return lines.map((line) => JSON.stringify(line)).join('\n') + '\n';
+}
+
+const user = (id: number, username: string, username_safe = username.toLowerCase()) => ({
+  id,
+  username,
+  username_safe,
+});
+
+// Hostile files: each is refused at the line named, for the reason given, and writes nothing.
+const HOSTILE_USERS: Array<[string, string, RegExp]> = [
+  [
+    'a username_safe that is not the name folded (so `user create alice` would make a second alice)',
+    exportOf([user(1, 'Alice', 'zzz'), user(2, 'bob')]),
+    /line 2: users: username_safe "zzz" is not "alice", the form tokend gives username "Alice"/,
+  ],
+  [
+    'a name mixing Latin and Cyrillic letters',
+    exportOf([user(1, 'bob'), user(2, '\u0430lice')]),
+    /line 3: users: username "\u0430lice": a username may not mix Latin and Cyrillic letters/,
+  ],
+  [
+    'a zero-width space',
+    exportOf([user(1, 'x\u200by', 'xy')]),
+    /line 2: users: username "x\u200by": a username may not contain control, format or invisible characters/,
+  ],
+  [
+    'two names that fold together, in one batch',
+    exportOf([user(4, 'Dup'), user(5, 'Ｄｕｐ', 'dup')]),
+    /line 3: users: username "Ｄｕｐ" is the same name as user #4's once case, width and spaces are folded/,
+  ],
+  [
+    'two names that fold together, in batches far apart',
+    exportOf([
+      ...Array.from({ length: 1200 }, (_, i) => user(i + 1, `user ${i + 1}`, `user_${i + 1}`)),
+      user(2000, 'USER_7', 'user_7'),
+    ]),
+    /line 1202: users: username "USER_7" is the same name as user #7's once case, width and spaces are folded/,
+  ],
+];
+
+for (const target of DIALECTS) {
+  describe(`tokend import of hostile usernames into ${target}`, () => {
+    for (const [what, file, reason] of HOSTILE_USERS)
+      it(`refuses ${what}, naming the line and the reason; nothing is written`, async (t) => {
+        const dir = mkdtempSync(join(tmpdir(), 'tokend-transfer-'));
+        t.after(() => rmSync(dir, { recursive: true, force: true }));
+        const path = join(dir, 'hostile.jsonl');
+        writeFileSync(path, file);
+        const database = await createTestDatabase(target);
+        t.after(() => database.drop());
+        const r = await runCli(['import', '--file', path], { env: { DATABASE_URL: database.url } });
+        assert.equal(r.code, 1, r.stdout);
+        assert.match(r.stderr, reason);
+        assert.match(r.stderr, /nothing was imported/);
+        const store = await openStore(database.config, { migrate: false });
+        t.after(() => store.close());
+        assert.deepEqual(await store.db.selectFrom('users').select('id').execute(), []);
+      });
+
+    it('keeps the name folded as tokend folds it: `user create` cannot make a second one', async (t) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tokend-transfer-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const path = join(dir, 'export.jsonl');
+      // A file without username_safe: tokend computes it.
+      writeFileSync(path, exportOf([{ id: 1, username: 'Alice Smith' }]));
+      const database = await createTestDatabase(target);
+      t.after(() => database.drop());
+      const env = { DATABASE_URL: database.url };
+      const imported = await runCli(['import', '--file', path], { env });
+      assert.equal(imported.code, 0, imported.stderr);
+      const again = await runCli(['user', 'create', '--username', 'ALICE_SMITH', '--password', 'p'], {
+        env,
+      });
+      assert.equal(again.code, 1, again.stdout);
+      assert.match(again.stderr, /a user named "Alice Smith" already exists \(id 1\)/);
+      const store = await openStore(database.config, { migrate: false });
+      t.after(() => store.close());
+      const rows = await store.db.selectFrom('users').select(['id', 'username_safe']).execute();
+      assert.deepEqual(
+        rows.map((row) => [Number(row.id), row.username_safe]),
+        [[1, 'alice_smith']],
+      );
+    });
+  });
+}

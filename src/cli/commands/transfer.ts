@@ -109,7 +109,9 @@ export const importCommand: LeafCommand = {
   description:
     'The schema is migrated first. Everything is loaded in one transaction: a bad or cut-off file\n' +
     'leaves the database unchanged. Ids are kept, so existing tokens keep working; a file with an id\n' +
-    `above ${MAX_EXPLICIT_ID} is refused (the ids above it are kept for the rows tokend makes).`,
+    `above ${MAX_EXPLICIT_ID} is refused (the ids above it are kept for the rows tokend makes), and so\n` +
+    'is a username "tokend user create" would refuse, a username_safe that is not the name as tokend\n' +
+    'folds it, or two names that fold to one.',
   examples: ['DATABASE_URL=postgres://tokend@db/tokend tokend import --file tokend.jsonl'],
   options: { file: fileOption('read') },
   async run(args, ctx) {
