@@ -23,10 +23,6 @@ export const MAX_HOPS = 16;
  */
 export const MIN_PREFIX = { 4: 8, 6: 7 } as const;
 
-/** IPv4-mapped IPv6 (::ffff:a.b.c.d): the trust check matches IPv4 peers against these ranges too. */
-const MAPPED_V4 = new BlockList();
-MAPPED_V4.addSubnet('::ffff:0:0', 96, 'ipv6');
-
 /**
  * What is wrong with one entry of a TRUST_PROXY list, or undefined when it is a named range, an address,
  * or an address/prefix-length with the address written out in full. The address must be one that
@@ -64,7 +60,10 @@ export function trustEntryProblem(entry: string): string | undefined {
 
 /** The problem of an IPv6 entry that reaches into the IPv4-mapped addresses, or undefined. */
 function mappedProblem(entry: string, address: string, length: number): string | undefined {
-  if (length >= 96 && MAPPED_V4.check(address, 'ipv6')) {
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d): the trust check matches IPv4 peers against these ranges too.
+  const mapped = new BlockList();
+  mapped.addSubnet('::ffff:0:0', 96, 'ipv6');
+  if (length >= 96 && mapped.check(address, 'ipv6')) {
     // SocketAddress writes a mapped address with its IPv4 tail (::ffff:a00:1 is ::ffff:10.0.0.1).
     const v4 = new SocketAddress({ address, family: 'ipv6' }).address.slice('::ffff:'.length);
     const v4Form = length === 128 ? v4 : `${v4}/${length - 96}`;
