@@ -1,8 +1,9 @@
 // The client's address, in one canonical form, for everything keyed by it (login limits, the connection
 // cap). The address Fastify derives (the socket's, or X-Forwarded-For's as TRUST_PROXY allows) is checked:
-// a value that is not an IP address falls back to the socket's. IPv4-mapped IPv6 is IPv4, and an IPv6
-// client counts by its /64, the block one subscriber is usually given: otherwise each address of it would
-// get a fresh budget.
+// a value that is not an IP address falls back to the socket's. A port some balancers add to their
+// X-Forwarded-For entries (`203.0.113.7:5678`, `[2001:db8::1]:443`) is dropped: it is not part of who
+// the client is. IPv4-mapped IPv6 is IPv4, and an IPv6 client counts by its /64, the block one subscriber
+// is usually given: otherwise each address of it would get a fresh budget.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 
@@ -23,9 +24,25 @@ function ipv6Groups(address: string): number[] {
   return [...left, ...middle, ...right].map((g) => parseInt(g, 16));
 }
 
+/** `a.b.c.d:port`: the one form with a single colon, which no IPv6 address has. */
+const V4_WITH_PORT = /^([\d.]+):(\d{1,5})$/;
+/** `[v6]:port` (or `[v6]`): an IPv6 address is bracketed before a port, else its last group would read as one. */
+const BRACKETED_V6 = /^\[([^\]]*:[^\]]*)\](?::(\d{1,5}))?$/;
+
+/**
+ * The address of an X-Forwarded-For entry without the port a balancer may have added, or undefined when
+ * the port is no port. A bare IPv6 address is left whole: only the bracketed form carries a port.
+ */
+function withoutPort(value: string): string | undefined {
+  const match = V4_WITH_PORT.exec(value) ?? BRACKETED_V6.exec(value);
+  if (!match) return value;
+  return match[2] === undefined || Number(match[2]) <= 65535 ? match[1] : undefined;
+}
+
 /** The canonical key of an address, or undefined when `raw` is not an IP address. */
 export function canonicalAddress(raw: string): string | undefined {
-  const value = raw.trim().replace(/%[0-9a-z._~-]+$/i, ''); // a zone index names no other host
+  const value = withoutPort(raw.trim())?.replace(/%[0-9a-z._~-]+$/i, ''); // a zone index names no other host
+  if (value === undefined) return undefined;
   if (isIPv4(value)) return value;
   if (!isIPv6(value)) return undefined;
   const mapped = MAPPED_V4.exec(value);

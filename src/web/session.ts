@@ -114,7 +114,13 @@ export async function confirmSudo(
   }
 }
 
-const isHttps = (request: FastifyRequest): boolean => request.protocol === 'https';
+/**
+ * Whether the pages' cookies (`rt`, `_csrf`) are `Secure`: when the request came over https (its scheme,
+ * through a trusted proxy its X-Forwarded-Proto), or when PUBLIC_URL says the server is reached over
+ * https, even if the TLS proxy in front of it is not one TRUST_PROXY names.
+ */
+const secureCookies = (request: FastifyRequest): boolean =>
+  request.protocol === 'https' || request.server.tokend.config.publicUrl?.startsWith('https:') === true;
 
 export function setSessionCookie(
   request: FastifyRequest,
@@ -127,12 +133,17 @@ export function setSessionCookie(
     path: '/',
     httpOnly: true,
     sameSite: 'lax',
-    secure: isHttps(request),
+    secure: secureCookies(request),
   });
 }
 
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
-  reply.clearCookie(COOKIE_NAME, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
+  reply.clearCookie(COOKIE_NAME, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: secureCookies(request),
+  });
 }
 
 /**
@@ -153,7 +164,7 @@ export const CSRF_BINDING_KEY = 'tokend web forms: CSRF token bound to the sessi
 
 /** A CSRF token for this page's forms (its secret lives in the `_csrf` cookie). */
 export const csrfToken = (request: FastifyRequest, reply: FastifyReply): string =>
-  reply.generateCsrf({ secure: isHttps(request), userInfo: csrfBinding(request) });
+  reply.generateCsrf({ secure: secureCookies(request), userInfo: csrfBinding(request) });
 
 /** `next` only ever leads to a path on this server: never another origin, scheme or `//host`. */
 export function localPath(next: unknown): string | undefined {

@@ -297,6 +297,11 @@ describe('settings that tokend serve refuses', { concurrency: 4 }, () => {
     ['10.1', '"10.1" is not an IP address, a CIDR (address/prefix length) or loopback/linklocal/uniquelocal'],
     ['10.0.0.0/33', '"10.0.0.0/33" needs a prefix length from 1 to 32 after the slash'],
     ['0.0.0.0/0', '"0.0.0.0/0" would trust every address, letting any client choose its own'],
+    [
+      '::ffff:0:0/96',
+      '"::ffff:0:0/96" is IPv4-mapped IPv6 for 0.0.0.0/0, wider than any proxies\' range, and would let most ' +
+        "IPv4 clients choose their address: name the proxies' own IPv4 addresses or range (/8 or longer)",
+    ],
   ] as const) {
     it(`TRUST_PROXY=${value} says what is wrong and what to write instead`, async (t) => {
       const dir = scratch(t);

@@ -27,6 +27,34 @@ describe('canonicalAddress', () => {
     ];
     for (const [raw, want] of cases) assert.equal(canonicalAddress(raw), want, raw);
   });
+
+  it('drops the port a balancer adds to an X-Forwarded-For entry: v4:port and [v6]:port only', () => {
+    const cases: Array<[string, string | undefined]> = [
+      ['203.0.113.7:5678', '203.0.113.7'],
+      ['203.0.113.7:0', '203.0.113.7'],
+      ['203.0.113.7:65535', '203.0.113.7'],
+      ['[2001:db8:0:1::7]:443', '2001:db8:0:1::/64'],
+      ['[2001:db8:0:1::7]', '2001:db8:0:1::/64'],
+      ['[::ffff:203.0.113.7]:8080', '203.0.113.7'],
+      ['[fe80::1%eth0]:443', 'fe80:0:0:0::/64'],
+      // A bare IPv6 address keeps its last group: were it read as a port, these would be no address.
+      ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+      ['1:2:3:4:5:6:7:8', '1:2:3:4::/64'],
+      ['2001:db8:1:2::443', '2001:db8:1:2::/64'],
+      // Not an address with a port.
+      ['203.0.113.7:65536', undefined],
+      ['203.0.113.7:', undefined],
+      ['203.0.113.7:80:80', undefined],
+      ['203.0.113.007:80', undefined],
+      ['[203.0.113.7]:80', undefined],
+      ['[2001:db8::1]:', undefined],
+      ['[2001:db8::1]:99999', undefined],
+      ['[2001:db8::1', undefined],
+      ['foo:80', undefined],
+      ['1:80', undefined],
+    ];
+    for (const [raw, want] of cases) assert.equal(canonicalAddress(raw), want, raw);
+  });
 });
 
 const login = (h: Harness, user: TestUser, from?: string, password = user.password) =>
@@ -71,6 +99,19 @@ for (const dialect of DIALECTS) {
       assert.equal((await login(h, users[0]!, '203.0.113.7')).statusCode, 200);
       assert.equal((await login(h, users[1]!, '::ffff:cb00:7107')).statusCode, 200);
       assert.equal((await login(h, users[3]!, '::ffff:203.0.113.7')).statusCode, 429, 'one IPv4 client');
+    });
+
+    it('reads an X-Forwarded-For entry with a port as its address: two such clients, two budgets', async (t) => {
+      const h = await build(t, dialect, { LOGIN_IP_RATE_LIMIT: '2', TRUST_PROXY: '127.0.0.1' });
+      const users = await Promise.all(Array.from({ length: 4 }, () => h.createUser()));
+      assert.equal((await login(h, users[0]!, '198.51.100.1:5678')).statusCode, 200);
+      assert.equal((await login(h, users[1]!, '198.51.100.1:5679')).statusCode, 200);
+      assert.equal((await login(h, users[2]!, '198.51.100.1:5680')).statusCode, 429, 'one client, any port');
+      assert.equal((await login(h, users[2]!, '[2001:db8::1]:443')).statusCode, 200, 'another client');
+      assert.equal((await login(h, users[3]!, '198.51.100.2:5678')).statusCode, 200, 'another client');
+      assert.equal((await login(h, users[3]!, '[2001:db8::2]:80')).statusCode, 200, 'the same /64');
+      assert.equal((await login(h, users[0]!, '2001:db8::3')).statusCode, 429, 'the /64, without a port');
+      assert.equal((await login(h, users[0]!)).statusCode, 200, 'the proxy itself has its own budget');
     });
 
     it('a forwarded value that is not an address counts as the socket address', async (t) => {

@@ -100,6 +100,46 @@ describe('loadConfig()', () => {
     );
   });
 
+  it('TRUST_PROXY: ranges up to the widest private one of each family (/8, /7), none of IPv4-mapped IPv6', () => {
+    for (const list of [
+      '10.0.0.0/8',
+      '100.64.0.0/10',
+      '1.0.0.0/8',
+      'fc00::/7',
+      'fe80::/10',
+      '2001:db8::/32',
+      '::1',
+      '::1/127',
+      '::/96',
+      '64:ff9b::/96',
+    ])
+      assert.deepEqual(loadConfig({ TRUST_PROXY: list }).trustProxy, [list], list);
+    const refusals: Array<[string, RegExp]> = [
+      ['0.0.0.0/1,128.0.0.0/1', /"0\.0\.0\.0\/1" is wider than any proxies' range.*IPv4: \/8 or longer/],
+      ['10.0.0.1, 128.0.0.0/1', /"128\.0\.0\.0\/1" is wider/],
+      ['10.0.0.0/7', /"10\.0\.0\.0\/7" is wider.*IPv4: \/8 or longer, as in 10\.0\.0\.0\/8/],
+      ['::/6', /"::\/6" is wider.*IPv6: \/7 or longer, as in fd00::\/8 or uniquelocal/],
+      ['2000::/3', /"2000::\/3" is wider/],
+      ['::ffff:0:0/96', /"::ffff:0:0\/96" is IPv4-mapped IPv6 for 0\.0\.0\.0\/0, wider than any/],
+      ['::ffff:0:0/97', /"::ffff:0:0\/97" is IPv4-mapped IPv6 for 0\.0\.0\.0\/1, wider than any/],
+      ['::FFFF:0.0.0.0/97', /"::ffff:0\.0\.0\.0\/97" is IPv4-mapped IPv6 for 0\.0\.0\.0\/1/],
+      ['::ffff:a00:0/104', /"::ffff:a00:0\/104" is IPv4-mapped IPv6.*: write 10\.0\.0\.0\/8 instead/],
+      ['::ffff:10.0.0.1', /"::ffff:10\.0\.0\.1" is IPv4-mapped IPv6.*: write 10\.0\.0\.1 instead/],
+      ['0:0:0:0:0:ffff:c0a8:1', /write 192\.168\.0\.1 instead/],
+      ['::/80', /"::\/80" holds every IPv4-mapped IPv6 address \(::ffff:0:0\/96\)/],
+      ['::ffff:1.2.3.4/64', /"::ffff:1\.2\.3\.4\/64" holds every IPv4-mapped/],
+      ['::/7', /"::\/7" holds every IPv4-mapped/],
+    ];
+    for (const [list, problem] of refusals) {
+      refuses({ TRUST_PROXY: list }, 'TRUST_PROXY');
+      assert.throws(
+        () => loadConfig({ TRUST_PROXY: list }),
+        (err: Error) => problem.test(err.message) && /; expected false, a hop count/.test(err.message),
+        list,
+      );
+    }
+  });
+
   it('DATABASE_URL: every supported scheme', () => {
     assert.deepEqual(parseDatabaseUrl('sqlite:/tmp/x.db'), { kind: 'sqlite', path: '/tmp/x.db' });
     assert.deepEqual(parseDatabaseUrl('sqlite:data/y.db'), { kind: 'sqlite', path: 'data/y.db' });

@@ -116,6 +116,47 @@ for (const dialect of DIALECTS) {
       assert.equal(rtCookie(r)?.secure, true);
     });
 
+    it('marks the cookies Secure when PUBLIC_URL is https, over plain HTTP and with no proxy trusted', async (t) => {
+      const h = await build(t, dialect, { PUBLIC_URL: 'https://tokens.example' });
+      const user = await h.createUser();
+      const browser = new InjectBrowser(h.app);
+      // A client behind a TLS proxy that TRUST_PROXY does not name: its X-Forwarded-Proto does not count.
+      const page = await browser.request({
+        method: 'GET',
+        url: '/login',
+        headers: { 'x-forwarded-proto': 'http' },
+      });
+      const csrfCookie = (page.cookies as SetCookie[]).find((c) => c.name === '_csrf');
+      assert.equal(csrfCookie?.secure, true, '_csrf');
+      const r = await browser.post('/login', {
+        _csrf: csrfOf(page.body),
+        username: user.username,
+        password: user.password,
+      });
+      assert.equal(r.statusCode, 303);
+      assert.equal(rtCookie(r)?.secure, true, 'rt');
+      const signedIn = await browser.get('/login');
+      const out = await browser.post('/logout', { _csrf: csrfOf(signedIn.body) });
+      assert.equal(out.statusCode, 303);
+      assert.equal(rtCookie(out)?.value, '');
+      assert.equal(rtCookie(out)?.secure, true, 'the cleared rt');
+    });
+
+    it('leaves the cookies without Secure when PUBLIC_URL is http', async (t) => {
+      const h = await build(t, dialect, { PUBLIC_URL: 'http://127.0.0.1:8080' });
+      const user = await h.createUser();
+      const browser = new InjectBrowser(h.app);
+      const page = await browser.get('/login');
+      assert.notEqual((page.cookies as SetCookie[]).find((c) => c.name === '_csrf')?.secure, true);
+      const r = await browser.post('/login', {
+        _csrf: csrfOf(page.body),
+        username: user.username,
+        password: user.password,
+      });
+      assert.equal(r.statusCode, 303);
+      assert.notEqual(rtCookie(r)?.secure, true);
+    });
+
     it('refuses wrong passwords, unknown users, legacy passwords and banned users', async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();
