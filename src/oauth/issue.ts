@@ -26,6 +26,14 @@ import {
 import { newOAuthSecret, sha256Hex } from './secrets.ts';
 
 export const CODE_TTL_S = 60;
+/**
+ * How many times a code may be presented with its proofs (redirect_uri, code_verifier): each exchange that
+ * gets that far takes one attempt, and once they are all taken the code can no longer be exchanged
+ * (RFC 6749 §10.5 lets a server end a code early). The client the code was issued to needs one; the rest
+ * leave room for retries after a 429. So whoever intercepts a code cannot guess its verifier, and a flood
+ * of wrong guesses ends with the code, never with the user's token requests, which it does not count.
+ */
+export const CODE_ATTEMPTS_MAX = 5;
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
 /**

@@ -41,12 +41,31 @@ export async function deleteClientById(db: Db, id: string): Promise<boolean> {
 
 // ---- authorization codes
 
-export async function insertCode(db: Db, code: CodeRow): Promise<void> {
-  await db.insertInto('oauth_codes').values(code).execute();
+export type NewCode = Omit<CodeRow, 'attempts'>;
+
+export async function insertCode(db: Db, code: NewCode): Promise<void> {
+  await db
+    .insertInto('oauth_codes')
+    .values({ ...code, attempts: 0 })
+    .execute();
 }
 
 export async function findCodeByHash(db: Db, codeHash: string): Promise<CodeRow | undefined> {
   return db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+}
+
+/**
+ * Takes one of the code's `max` attempts at its proof checks; false when they are all taken. One atomic
+ * update, so requests racing each other never share an attempt.
+ */
+export async function takeCodeAttempt(db: Db, codeHash: string, max: number): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_codes')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('code_hash', '=', codeHash)
+    .where('attempts', '<', max)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Marks the code used; false when it already was (so exactly one exchange wins a race). */

@@ -1,7 +1,11 @@
 // The token endpoint's rate limits: token requests per user and application, and per user across every
 // application, per window (OAUTH_TOKEN_RATE_LIMIT, OAUTH_TOKEN_USER_RATE_LIMIT, OAUTH_TOKEN_RATE_WINDOW_S).
-// A request is counted once the grant it presents names its user (a code or refresh token of this
-// client); beyond either limit it is refused with `slow_down` (HTTP 429, Retry-After) and issues nothing.
+// A request is counted only once it has proven it may act for its user: a code of this client, unused and
+// unexpired, with its redirect_uri and code_verifier; or a live refresh token of this client. So whoever
+// holds someone's code without its verifier (or an expired code or refresh token) cannot spend the user's
+// budget; the code's own bound on attempts (CODE_ATTEMPTS_MAX, src/oauth/issue.ts) ends such a flood.
+// A reused code or rotated refresh token revokes its grant before, uncounted. Beyond either limit a
+// request is refused with `slow_down` (HTTP 429, Retry-After) and issues nothing.
 //
 // "Per application" means per user and application, not per application alone: a public client's id is
 // public, and a count per client would let anyone spend it for every user of that application.

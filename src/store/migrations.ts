@@ -533,6 +533,23 @@ const tokenReveals: MigrationFactory = (dialect) => ({
   },
 });
 
+/**
+ * How many times each authorization code was presented with its proofs (redirect_uri, code_verifier):
+ * past CODE_ATTEMPTS_MAX (src/oauth/issue.ts) it can no longer be exchanged. Codes made before this
+ * migration start at 0.
+ */
+const oauthCodeAttempts: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .alterTable('oauth_codes')
+      .addColumn('attempts', 'smallint', (c) => c.notNull().defaultTo(0))
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('oauth_codes').dropColumn('attempts').execute();
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -549,6 +566,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0012_oauth_bounds', oauthBounds],
   ['0013_token_created_at', tokenCreatedAt],
   ['0014_token_reveals', tokenReveals],
+  ['0015_oauth_code_attempts', oauthCodeAttempts],
 ];
 
 class StaticProvider implements MigrationProvider {

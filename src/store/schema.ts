@@ -73,6 +73,8 @@ export interface OAuthCodeTable {
   expires_at: number;
   /** 1 once exchanged */
   used: number;
+  /** how many exchanges reached its proof checks (at most CODE_ATTEMPTS_MAX, src/oauth/issue.ts) */
+  attempts: number;
   created_at: number;
 }
 

@@ -13,6 +13,7 @@ import {
   pkcePair,
   registerClient,
 } from '../helpers/oauth.ts';
+import { CODE_ATTEMPTS_MAX } from '../../src/oauth/issue.ts';
 
 for (const dialect of DIALECTS) {
   describe(`OAuth authorization code [${dialect}]`, () => {
@@ -143,6 +144,52 @@ for (const dialect of DIALECTS) {
       // Neither attempt consumed the code.
       const right = await exchangeCode(h, client, code, pkce.verifier);
       assert.equal(right.statusCode, 200, right.body);
+    });
+
+    it(`ends a code after ${CODE_ATTEMPTS_MAX} attempts with a wrong redirect_uri or code_verifier`, async (t) => {
+      const { h, client, browser, pkce } = await setup(t, { public: true });
+      const wrongOnce = (code: string, i: number) =>
+        i % 2
+          ? exchangeCode(h, client, code, pkcePair().verifier)
+          : exchangeCode(h, client, code, pkce.verifier, { redirect_uri: 'https://app.example/other' });
+
+      // One attempt short of the bound, the right proofs still exchange the code.
+      const spared = await obtainCode(browser, { client, challenge: pkce.challenge });
+      for (let i = 0; i < CODE_ATTEMPTS_MAX - 1; i++)
+        assert.doesNotMatch(body(await wrongOnce(spared, i)).error_description as string, /too many/);
+      const kept = await exchangeCode(h, client, spared, pkce.verifier);
+      assert.equal(kept.statusCode, 200, kept.body);
+
+      // At the bound, they no longer do: the code is ended, and says why.
+      const burned = await obtainCode(browser, { client, challenge: pkce.challenge });
+      for (let i = 0; i < CODE_ATTEMPTS_MAX; i++) {
+        const r = await wrongOnce(burned, i);
+        assert.equal(body(r).error, 'invalid_grant');
+        assert.doesNotMatch(body(r).error_description as string, /too many/);
+      }
+      const late = await exchangeCode(h, client, burned, pkce.verifier);
+      assert.equal(late.statusCode, 400, late.body);
+      assert.deepEqual(body(late), {
+        error: 'invalid_grant',
+        error_description:
+          'The authorization code was presented too many times with a wrong redirect_uri or code_verifier; it can no longer be exchanged.',
+      });
+    });
+
+    it(`gives racing exchanges of one code no more than ${CODE_ATTEMPTS_MAX} attempts between them`, async (t) => {
+      const { h, client, browser, pkce } = await setup(t, { public: true });
+      const code = await obtainCode(browser, { client, challenge: pkce.challenge });
+      const answers = await Promise.all(
+        Array.from({ length: CODE_ATTEMPTS_MAX * 4 }, () =>
+          exchangeCode(h, client, code, pkcePair().verifier),
+        ),
+      );
+      const checked = answers.filter((r) =>
+        /code_verifier does not match/.test(body(r).error_description as string),
+      );
+      const refused = answers.filter((r) => /too many times/.test(body(r).error_description as string));
+      assert.equal(checked.length, CODE_ATTEMPTS_MAX);
+      assert.equal(refused.length, answers.length - CODE_ATTEMPTS_MAX);
     });
 
     it('refuses a reused code and revokes the tokens it issued', async (t) => {

@@ -15,6 +15,8 @@ import {
   pkcePair,
   refreshTokens,
   registerClient,
+  type IssuedTokens,
+  type TestClient,
 } from '../helpers/oauth.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -107,6 +109,115 @@ for (const dialect of DIALECTS) {
 
       const other = await signedIn();
       await obtainTokens(h, other.browser, apps[2]!);
+    });
+
+    // Requests that have not proven they may act for the user are never counted against the user: with an
+    // intercepted code but not its verifier (or an expired code, or an expired refresh token), a flood of
+    // requests must leave the user's own exchanges and refreshes, on this application and on others, alone.
+    const FLOOD = 35; // past both limits below (10 per user and application, 30 per user)
+
+    async function victim(t: TestContext) {
+      const { h, signedIn, client } = await setup(t, 10, 30);
+      const app = await client('Public App');
+      const owner = await h.createUser();
+      const confidential = await registerClient(h, { ownerId: owner.id, public: false, name: 'Server App' });
+      const { browser } = await signedIn();
+      const elsewhere = await obtainTokens(h, browser, confidential);
+      return { h, app, confidential, browser, elsewhere };
+    }
+
+    /** `send` FLOOD times: every answer is invalid_grant, none a 429. */
+    async function flood(send: () => Promise<LightMyRequestResponse>, describes: RegExp) {
+      for (let i = 0; i < FLOOD; i++) {
+        const r = await send();
+        assert.equal(r.statusCode, 400, `request ${i + 1}: ${r.body}`);
+        assert.equal(body(r).error, 'invalid_grant');
+        assert.match(body(r).error_description as string, describes);
+      }
+    }
+
+    /** The user's own requests go on: a new code of `app` is exchanged, and the grant elsewhere refreshed. */
+    async function userUnharmed(
+      h: Harness,
+      app: TestClient,
+      confidential: TestClient,
+      browser: InjectBrowser,
+      elsewhere: IssuedTokens,
+    ) {
+      const { verifier, challenge } = pkcePair();
+      const code = await obtainCode(browser, { client: app, challenge });
+      const exchanged = await exchangeCode(h, app, code, verifier);
+      assert.equal(exchanged.statusCode, 200, exchanged.body);
+      refreshed(await refreshTokens(h, confidential, elsewhere.refresh_token));
+    }
+
+    it('never counts an exchange with a wrong code_verifier against the user', async (t) => {
+      const { h, app, confidential, browser, elsewhere } = await victim(t);
+      const { verifier, challenge } = pkcePair();
+      const intercepted = await obtainCode(browser, { client: app, challenge });
+
+      await flood(
+        () => exchangeCode(h, app, intercepted, pkcePair().verifier),
+        /code_verifier does not match|too many times/,
+      );
+      // The flood burned the intercepted code: its own verifier no longer exchanges it.
+      const late = await exchangeCode(h, app, intercepted, verifier);
+      assert.equal(late.statusCode, 400, late.body);
+      assert.equal(body(late).error, 'invalid_grant');
+      await userUnharmed(h, app, confidential, browser, elsewhere);
+    });
+
+    it('never counts an exchange with a wrong redirect_uri against the user', async (t) => {
+      const { h, app, confidential, browser, elsewhere } = await victim(t);
+      const { verifier, challenge } = pkcePair();
+      const intercepted = await obtainCode(browser, { client: app, challenge });
+
+      await flood(
+        () => exchangeCode(h, app, intercepted, verifier, { redirect_uri: 'https://evil.example/cb' }),
+        /redirect_uri does not match|too many times/,
+      );
+      await userUnharmed(h, app, confidential, browser, elsewhere);
+    });
+
+    it('never counts an expired code against the user', async (t) => {
+      const { h, app, confidential, browser, elsewhere } = await victim(t);
+      const { verifier, challenge } = pkcePair();
+      const stale = await obtainCode(browser, { client: app, challenge });
+      const past = Math.floor(Date.now() / 1000) - 1;
+      await h.store.db.updateTable('oauth_codes').set({ expires_at: past }).execute();
+
+      await flood(() => exchangeCode(h, app, stale, verifier), /code has expired/);
+      await userUnharmed(h, app, confidential, browser, elsewhere);
+    });
+
+    it('never counts an expired refresh token against the user', async (t) => {
+      const { h, app, confidential, browser, elsewhere } = await victim(t);
+      const old = await obtainTokens(h, browser, app);
+      const past = Math.floor(Date.now() / 1000) - 1;
+      await h.store.db
+        .updateTable('oauth_refresh_tokens')
+        .set({ expires_at: past })
+        .where('client_id', '=', app.id)
+        .execute();
+
+      await flood(() => refreshTokens(h, app, old.refresh_token), /refresh token has expired/);
+      await userUnharmed(h, app, confidential, browser, elsewhere);
+    });
+
+    it('still revokes the grant of a replayed code, with a wrong verifier too, and never counts the replays', async (t) => {
+      const { h, app, confidential, browser, elsewhere } = await victim(t);
+      const { verifier, challenge } = pkcePair();
+      const code = await obtainCode(browser, { client: app, challenge });
+      const first = await exchangeCode(h, app, code, verifier);
+      assert.equal(first.statusCode, 200, first.body);
+      const issued = first.json() as IssuedTokens;
+
+      await flood(() => exchangeCode(h, app, code, pkcePair().verifier), /already used/);
+      const bearer = { authorization: `Bearer ${issued.access_token}` };
+      assert.equal((await h.api({ method: 'GET', path: '/tokens/self', headers: bearer })).statusCode, 404);
+      const revoked = await refreshTokens(h, app, issued.refresh_token);
+      assert.equal(body(revoked).error, 'invalid_grant');
+      await userUnharmed(h, app, confidential, browser, elsewhere);
     });
   });
 }

@@ -1,11 +1,14 @@
 // grant_type=authorization_code (RFC 6749 §4.1.3) with PKCE S256 (RFC 7636 §4.5–4.6).
-// A code is exchanged once; presenting it again revokes every token it issued.
+// A code is exchanged once; presenting it again revokes every token it issued. Each exchange that reaches
+// the proof checks (redirect_uri, code_verifier) takes one of the code's CODE_ATTEMPTS_MAX attempts, and
+// only an exchange that passes them all is counted by the token endpoint's limits (src/oauth/token-limits.ts):
+// a request that has not proven it acts for the user never spends the user's budget.
 import type { OAuthClient } from '../clients.ts';
 import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
-import { startGrant, type TokenResponse } from '../issue.ts';
+import { CODE_ATTEMPTS_MAX, startGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { findCodeByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
+import { findCodeByHash, ownerIsBanned, revokeFamily, takeCodeAttempt } from '../repository.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
 
 export const grantType = 'authorization_code';
@@ -41,14 +44,19 @@ export async function handle(
   if (row.client_id !== client.id)
     throw new InvalidGrant('The authorization code was issued to another client.');
   if (row.used !== 0) return refuseReuse(deps, codeHash);
-  await deps.limits.admit(client.id, row.user_id);
   if (Number(row.expires_at) <= now) throw new InvalidGrant('The authorization code has expired.');
+  if (!(await takeCodeAttempt(deps.db, codeHash, CODE_ATTEMPTS_MAX)))
+    throw new InvalidGrant(
+      'The authorization code was presented too many times with a wrong redirect_uri or code_verifier; it can no longer be exchanged.',
+    );
   if (row.redirect_uri !== redirectUri)
     throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
   if (!verifyPkceS256(verifier, row.code_challenge))
     throw new InvalidGrant(
       'The code_verifier does not match the code_challenge of the authorization request.',
     );
+  // Proven: the request acts for the user, and from here on it is counted.
+  await deps.limits.admit(client.id, row.user_id);
 
   if (await ownerIsBanned(deps.db, row.user_id))
     throw new InvalidGrant('The account of this authorization is banned.');

@@ -1,6 +1,7 @@
 // grant_type=refresh_token (RFC 6749 §6) with rotation: each refresh token is used once and replaced;
 // presenting a rotated one again within its reuse window (SPENT_REFRESH_TOKEN_KEEP_S) means it leaked,
-// so every token of its grant is revoked. Counted by the token endpoint's limits once the token is known.
+// so every token of its grant is revoked. Counted by the token endpoint's limits (src/oauth/token-limits.ts)
+// only once the token is known to be live and this client's: an expired or rotated token is never counted.
 import type { OAuthClient } from '../clients.ts';
 import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
@@ -36,8 +37,8 @@ export async function handle(
     if (Number(row.expires_at) <= now) throw new InvalidGrant(INVALID);
     return refuseReuse(deps, row.family);
   }
-  await deps.limits.admit(client.id, row.user_id);
   if (Number(row.expires_at) <= now) throw new InvalidGrant('The refresh token has expired.');
+  await deps.limits.admit(client.id, row.user_id);
   if (await ownerIsBanned(deps.db, row.user_id))
     throw new InvalidGrant('The account this refresh token acts for is banned.');
 
