@@ -48,7 +48,7 @@ describe('the pages share the theme and the icon [sqlite]', () => {
     const tour = /^## A five-minute tour\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1] ?? '';
     assert.match(tour, /!\[[^\]]+\]\(docs\/screenshots\/tokens-page\.png\)/);
     assert.match(tour, /`\/login`/);
-    assert.match(tour, /Connected applications/);
+    assert.match(tour, /Connected\s+applications/);
     assert.equal(pngSize('docs/screenshots/tokens-page.png').width, 1024);
     assert.equal(pngSize('docs/screenshots/tokens-page-phone.png').width, 390);
   });
