@@ -60,7 +60,7 @@ export async function checkPasswordLogin(
     });
   } catch (err) {
     if (err instanceof PasswordQueueFull || err instanceof PasswordCheckAbandoned) {
-      // No password was compared: the attempt costs neither login budget nor queue rank.
+      // No password was compared: the attempt costs neither login budget (it still ranks the address).
       await decision.giveBack();
       return { kind: 'busy', retryAfterS: BUSY_RETRY_AFTER_S };
     }

@@ -40,7 +40,7 @@ export interface Turn {
   key?: string;
   /**
    * the key's standing, lower first (for a password check: the address's login attempts in the current
-   * window); the latest task of a key sets it for every waiting task of that key, unless it is refused
+   * window); the latest task of a key sets it for every waiting task of that key
    */
   rank?: number;
 }
@@ -82,12 +82,17 @@ export class Semaphore {
   get queued(): number {
     return this.waitingCount;
   }
+  get running(): number {
+    return this.active;
+  }
   private get room(): boolean {
     return this.active < Math.max(1, this.limit());
   }
   async run<T>(task: () => Promise<T>, turn: Turn = {}): Promise<T> {
     const key = turn.key ?? '';
     const rank = turn.rank ?? 0;
+    const line = this.lines.get(key);
+    if (line) line.rank = rank;
     let waited = false;
     if (this.room && this.waitingCount === 0) this.active++;
     else {
@@ -108,21 +113,14 @@ export class Semaphore {
   }
   private wait(key: string, rank: number, waiter: Waiter): void {
     if (this.waitingCount >= this.maxWaiting) this.dropAbandoned();
-    const line = this.lines.get(key);
-    const rankBefore = line?.rank;
-    if (line) line.rank = rank;
     if (this.waitingCount >= this.maxWaiting) {
       // The newcomer is the latest arrival: it stands before the last in line only by a lower rank.
       const [lastKey, last] = this.end('last');
-      if (last === undefined || last.rank <= rank) {
-        // A refused task leaves its key's rank as it found it (its attempt is not counted).
-        if (line && rankBefore !== undefined) line.rank = rankBefore;
-        return waiter.refuse(new PasswordQueueFull());
-      }
+      if (last === undefined || last.rank <= rank) return waiter.refuse(new PasswordQueueFull());
       this.remove(lastKey, last, last.waiters.pop()!).refuse(new PasswordQueueFull());
     }
-    const current = this.lines.get(key);
-    if (current) current.waiters.push(waiter);
+    const line = this.lines.get(key);
+    if (line) line.waiters.push(waiter);
     else this.lines.set(key, { rank, waiters: [waiter] });
     this.waitingCount++;
   }
@@ -208,6 +206,11 @@ export class PasswordHasher {
   /** Checks waiting for a turn now. */
   get queued(): number {
     return this.gate.queued;
+  }
+
+  /** Checks (and hashes) running now. */
+  get running(): number {
+    return this.gate.running;
   }
 
   hash(password: string): Promise<string> {
