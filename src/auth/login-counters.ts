@@ -22,6 +22,14 @@ export { RateLimiterClusterMaster };
 /** How long a worker waits for the primary's answer before the attempt fails (500, never unlimited). */
 const CLUSTER_TIMEOUT_MS = 2000;
 
+/**
+ * An attempt is given back only while its window has at least this long to run: longer than any store
+ * waits for an answer, so that the give-back cannot land after the window ended, in the next one, where
+ * it would be a free attempt. An attempt counted closer to the window's end stays counted: its count
+ * is about to go anyway.
+ */
+const GIVE_BACK_MARGIN_MS = CLUSTER_TIMEOUT_MS;
+
 export interface CounterSpec {
   /** Names the count in every store (and in the cluster primary, which keeps one limiter per name). */
   prefix: string;
@@ -38,11 +46,20 @@ export interface Counted {
   /** attempts counted under the key in the current window, this one included */
   consumed: number;
   fallback: boolean;
+  /** when the window this attempt was counted in ends (ms since the epoch, this process's clock) */
+  windowEndsAt: number;
 }
 
 export interface Counter {
   /** Counts one attempt under `key`. Rejects only when no store could count it. */
   count(key: string): Promise<Counted>;
+  /**
+   * Takes back one allowed attempt that `count(key)` counted (`counted`), in the store that counted it
+   * (rate-limiter-flexible's `reward`): the insurance limiter's count for an attempt it counted, else the
+   * shared or local one. Does nothing once the attempt's window is (nearly) over; rejects when the store
+   * does not answer, and the attempt then stays counted.
+   */
+  giveBack(key: string, counted: Counted): Promise<void>;
 }
 
 /**
@@ -108,18 +125,22 @@ function localLimiter(keyPrefix: string, points: number, durationS: number): Rat
 export function makeCounter({ prefix, points, durationS, shared }: CounterSpec): Counter {
   const local = localLimiter(prefix, points, durationS);
   let limiter: RateLimiterAbstract | RateLimiterCompatibleAbstract = local;
+  // Where a given-back attempt goes: the store that counted it, and no other (a give-back to Redis that
+  // fails is not handed to the insurance limiter, which never counted that attempt).
+  let sharedOnly: RateLimiterAbstract = local;
   let isFallback = (_res: RateLimiterRes) => false;
   if (shared) {
     const insurance = new InsuranceLimiter(local);
-    limiter = new RateLimiterRedis({
+    const redisOptions = {
       storeClient: shared.link.client,
       keyPrefix: `${shared.keyPrefix}${prefix}`,
       points,
       duration: durationS,
       // While the link is down, go straight to the insurance limiter instead of waiting for an error.
       rejectIfRedisNotReady: true,
-      insuranceLimiter: insurance,
-    });
+    };
+    limiter = new RateLimiterRedis({ ...redisOptions, insuranceLimiter: insurance });
+    sharedOnly = new RateLimiterRedis(redisOptions);
     isFallback = (res) => insurance.isFrom(res);
   }
   return {
@@ -138,7 +159,12 @@ export function makeCounter({ prefix, points, durationS, shared }: CounterSpec):
         msBeforeNext: res.msBeforeNext,
         consumed: res.consumedPoints,
         fallback: isFallback(res),
+        windowEndsAt: Date.now() + res.msBeforeNext,
       };
+    },
+    async giveBack(key, counted) {
+      if (!counted.allowed || counted.windowEndsAt - Date.now() < GIVE_BACK_MARGIN_MS) return;
+      await (counted.fallback ? local : sharedOnly).reward(key, 1);
     },
   };
 }

@@ -1,6 +1,10 @@
 // The login-attempt limits: N attempts per (user id, client address) per window, and M attempts per client
 // address across all users per window (so one address cannot try passwords for every user), both counted
 // atomically before the password is checked. Client addresses come canonical (src/http/client-address.ts).
+// An attempt whose password was never checked, because the password queue refused it or its client went
+// away while it waited, is given back (`giveBack`): it spends neither budget. The address's rank in the
+// password queue (fewest attempts first) is a third count, of every attempt, given back or not: an address
+// that keeps sending while it is refused ranks behind one that asks less often.
 //
 // Where the count lives: in Redis with REDIS_URL (per instance while Redis is unreachable, never
 // unlimited), in the node:cluster primary for WORKERS > 1, else in this process's memory. The counting
@@ -12,15 +16,30 @@ import { DEFAULT_REDIS_TIMEOUTS, RedisLink, type LinkLogger, type RedisTimeouts 
 import type { Counter, CounterSpec } from './login-counters.ts';
 
 export type LimitDecision =
-  /** `addressAttempts`: the client address's attempts in the window, this one included */
-  { allowed: true; addressAttempts: number } | { allowed: false; retryAfterS: number };
+  | {
+      allowed: true;
+      /**
+       * the client address's attempts in the window, this one included, the ones given back too (its
+       * rank in the password queue)
+       */
+      addressAttempts: number;
+      /**
+       * Takes this attempt back from both counts, for an attempt whose password was not checked. Never
+       * rejects: a store that does not answer keeps the attempt counted.
+       */
+      giveBack: () => Promise<void>;
+    }
+  | { allowed: false; retryAfterS: number };
 
 /** Name the limiters in every store (and in the cluster primary, which keeps one limiter per name). */
 const KEY_PREFIX = 'login';
 const ADDRESS_KEY_PREFIX = 'login-address';
+const RANK_KEY_PREFIX = 'login-rank';
+/** The rank count only counts: it never refuses. */
+const UNLIMITED = 2 ** 31 - 1;
 
 export class LoginLimiter {
-  private counters: Promise<{ perUser: Counter; perAddress: Counter }> | undefined;
+  private counters: Promise<{ perUser: Counter; perAddress: Counter; rank: Counter }> | undefined;
   private degraded = false;
   private readonly settings: LimiterSettings;
   private readonly log: LinkLogger | undefined;
@@ -42,12 +61,13 @@ export class LoginLimiter {
     };
   }
 
-  /** The two counters, made with the first attempt (loading rate-limiter-flexible then). */
+  /** The three counters, made with the first attempt (loading rate-limiter-flexible then). */
   private countersNow() {
     const { points, addressPoints, durationS } = this.settings;
     this.counters ??= import('./login-counters.ts').then(({ makeCounter }) => ({
       perUser: makeCounter(this.spec(KEY_PREFIX, points, durationS)),
       perAddress: makeCounter(this.spec(ADDRESS_KEY_PREFIX, addressPoints, durationS)),
+      rank: makeCounter(this.spec(RANK_KEY_PREFIX, UNLIMITED, durationS)),
     }));
     return this.counters;
   }
@@ -68,19 +88,32 @@ export class LoginLimiter {
         this.noteSource(counted.fallback);
         return counted;
       },
+      giveBack: async (key, counted) => (await made)?.giveBack(key, counted),
     };
   }
 
-  /** Counts one attempt against both limits. Rejects (throws) only when no limiter could count it. */
+  /**
+   * Counts one attempt against both limits, and in the address's rank. Rejects (throws) only when no
+   * limiter could count it.
+   */
   async attempt(userId: number, address: string): Promise<LimitDecision> {
-    const { perUser, perAddress } = await this.countersNow();
-    const [user, client] = await Promise.all([
-      perUser.count(`${userId}:${address}`),
+    const { perUser, perAddress, rank } = await this.countersNow();
+    const userKey = `${userId}:${address}`;
+    const [user, client, ranked] = await Promise.all([
+      perUser.count(userKey),
       perAddress.count(address),
+      rank.count(address),
     ]);
-    // Both limits travel over one link: the per-user count tells whether Redis answered.
+    // The counts travel over one link: the per-user count tells whether Redis answered.
     this.noteSource(user.fallback);
-    if (user.allowed && client.allowed) return { allowed: true, addressAttempts: client.consumed };
+    if (user.allowed && client.allowed)
+      return {
+        allowed: true,
+        addressAttempts: ranked.consumed,
+        giveBack: async () => {
+          await Promise.allSettled([perUser.giveBack(userKey, user), perAddress.giveBack(address, client)]);
+        },
+      };
     const waits = [user, client].filter((c) => !c.allowed).map((c) => c.msBeforeNext);
     return { allowed: false, retryAfterS: Math.max(1, Math.ceil(Math.max(...waits) / 1000)) };
   }

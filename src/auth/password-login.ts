@@ -1,7 +1,8 @@
 // The one password check, in the order of the token creation rules (steps 3 to 7): find the user, count
 // the attempt against the login limits, refuse a legacy password, compare the password, refuse a banned
 // user. Token creation through the API, the web sign-in and sudo mode's password confirmation all call
-// it; none of them orders these steps itself.
+// it; none of them orders these steps itself. An attempt the password queue refuses (503) or drops
+// because its client went away had no password compared: its count is given back.
 import type { Db } from '../store/database.ts';
 import { isBanned } from './privileges.ts';
 import { findUserById, findUserByUsername, type UserRow } from '../users/repository.ts';
@@ -58,8 +59,11 @@ export async function checkPasswordLogin(
       rank: decision.addressAttempts,
     });
   } catch (err) {
-    if (err instanceof PasswordQueueFull || err instanceof PasswordCheckAbandoned)
+    if (err instanceof PasswordQueueFull || err instanceof PasswordCheckAbandoned) {
+      // No password was compared: the attempt costs neither login budget (it still ranks the address).
+      await decision.giveBack();
       return { kind: 'busy', retryAfterS: BUSY_RETRY_AFTER_S };
+    }
     throw err;
   }
   if (!matches) return { kind: 'wrong-password' };

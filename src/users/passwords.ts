@@ -82,6 +82,9 @@ export class Semaphore {
   get queued(): number {
     return this.waitingCount;
   }
+  get running(): number {
+    return this.active;
+  }
   private get room(): boolean {
     return this.active < Math.max(1, this.limit());
   }
@@ -203,6 +206,11 @@ export class PasswordHasher {
   /** Checks waiting for a turn now. */
   get queued(): number {
     return this.gate.queued;
+  }
+
+  /** Checks (and hashes) running now. */
+  get running(): number {
+    return this.gate.running;
   }
 
   hash(password: string): Promise<string> {

@@ -2,6 +2,9 @@
 // answered 503 with Retry-After at once, and a check whose client hung up is dropped before it runs. Nor
 // can a flood from many addresses keep a quieter address out of the queue: the address with the fewest
 // login attempts in the window goes first, and takes the place of the busiest address's check when full.
+// A login the queue refuses (or drops, its client gone) had no password checked: it is not counted
+// against the login limits, in any of their stores, so a flood cannot spend an honest user's budget. It
+// still ranks its address: an address that keeps sending while refused stands behind a quieter one.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -10,11 +13,13 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
-import { eventually } from '../helpers/waiting.ts';
+import { eventually, sleep } from '../helpers/waiting.ts';
+import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
+import { createLoginLimiter } from '../../src/auth/login-limiter.ts';
 
-/** Users whose stored hash has cost 12 (~0.25 s a check), so that checks certainly overlap. */
-async function slowUsers(h: Harness, count: number, password: string): Promise<number[]> {
-  const hash = await new PasswordHasher({ cost: 12, concurrency: 1 }).hash(password);
+/** Users whose stored hash has cost 12 (~0.25 s a check) or more (each step doubles it), so that checks certainly overlap. */
+async function slowUsers(h: Harness, count: number, password: string, cost = 12): Promise<number[]> {
+  const hash = await new PasswordHasher({ cost, concurrency: 1 }).hash(password);
   const ids: number[] = [];
   for (let i = 0; i < count; i++)
     ids.push(
@@ -178,4 +183,161 @@ for (const dialect of DIALECTS)
       assert.equal(outcomes.ok, 2, JSON.stringify(outcomes));
       assert.equal(outcomes['503'], 3, JSON.stringify(outcomes));
     });
+  });
+
+/** Where the login limits count: each store gives back the attempts the password queue refused. */
+const STORES: Array<{ name: string; env: () => Record<string, string>; skip: string | undefined }> = [
+  { name: 'in memory', env: () => ({}), skip: undefined },
+  {
+    name: 'in Redis',
+    env: () => ({ REDIS_URL, REDIS_KEY_PREFIX: uniqueRedisPrefix() }),
+    skip: await redisSkipReason(),
+  },
+  {
+    // Nothing listens on port 1 of the loopback: every count is the insurance limiter's.
+    name: 'in the insurance limiter, Redis unreachable',
+    env: () => ({ REDIS_URL: 'redis://127.0.0.1:1', REDIS_KEY_PREFIX: uniqueRedisPrefix() }),
+    skip: undefined,
+  },
+];
+
+/** A login's status from `address` (a TEST-NET address of the flood, or the honest user's). */
+const loginFrom = (h: Harness, address: string, id: number, password: string) =>
+  h.api({ method: 'POST', path: '/tokens', remoteAddress: address, payload: { id, password } });
+
+/**
+ * Three checks from three flood addresses: the slowest (cost 15) runs on the only bcrypt thread, and two
+ * more (`flooders`) fill the queue behind it (PASSWORD_QUEUE_MAX=2). Resolves once they wait, with the
+ * running check just begun; their answers come with `done`.
+ */
+async function fillQueue(h: Harness, slowest: number, flooders: number[]) {
+  const running = loginFrom(h, '198.51.100.1', slowest, 'pw');
+  assert.ok(
+    await eventually(200, 10, async () => h.app.tokend.passwords.running === 1),
+    'the first check did not start',
+  );
+  const waiting = flooders.map((id, i) => loginFrom(h, `198.51.100.${i + 2}`, id, 'pw'));
+  assert.ok(
+    await eventually(200, 10, async () => h.app.tokend.passwords.queued === 2),
+    'the flood did not fill the queue',
+  );
+  return { done: Promise.all([running, ...waiting]) };
+}
+
+const HONEST = '203.0.113.7';
+
+for (const store of STORES)
+  for (const dialect of DIALECTS)
+    describe(`logins the password queue refuses, counted ${store.name} [${dialect}]`, () => {
+      it(
+        'spend neither login budget: the honest user signs in once the queue drains',
+        { skip: store.skip },
+        async (t) => {
+          const h = await build(t, dialect, {
+            BCRYPT_CONCURRENCY: '1',
+            PASSWORD_QUEUE_MAX: '2',
+            LOGIN_RATE_LIMIT: '3',
+            LOGIN_IP_RATE_LIMIT: '6',
+            ...store.env(),
+          });
+          const [slowest] = await slowUsers(h, 1, 'pw', 15);
+          const flooders = await slowUsers(h, 2, 'pw');
+          const [a, b] = [await h.createUser(), await h.createUser()];
+          const flood = await fillQueue(h, slowest!, flooders);
+          // More retries than either limit allows, each refused by the full queue with Retry-After.
+          const refused = [];
+          for (let i = 0; i < 8; i++) refused.push(await loginFrom(h, HONEST, a.id, a.password));
+          assert.deepEqual(
+            refused.map((r) => r.statusCode),
+            Array<number>(8).fill(503),
+          );
+          for (const r of refused) assert.ok(Number(r.headers['retry-after']) >= 1);
+          assert.deepEqual(
+            (await flood.done).map((r) => r.statusCode),
+            [200, 200, 200],
+          );
+          // The queue has drained: the whole per-user budget (3) and the per-address budget (6) are left.
+          const checked = [];
+          for (const user of [a, a, a, b, b, b])
+            checked.push(await loginFrom(h, HONEST, user.id, user.password));
+          assert.deepEqual(
+            checked.map((r) => r.statusCode),
+            [200, 200, 200, 200, 200, 200],
+            checked.map((r) => r.body).join('\n'),
+          );
+          // Attempts that were checked count, successes too: the address's budget is now spent.
+          const c = await h.createUser();
+          assert.equal((await loginFrom(h, HONEST, c.id, c.password)).statusCode, 429);
+        },
+      );
+
+      it('are not counted when the client hung up before its check ran', { skip: store.skip }, async (t) => {
+        const h = await build(t, dialect, {
+          BCRYPT_CONCURRENCY: '1',
+          LOGIN_RATE_LIMIT: '3',
+          ...WITH_METRICS,
+          ...store.env(),
+        });
+        const [slow] = await slowUsers(h, 1, 'pw', 15);
+        const a = await h.createUser();
+        await h.app.listen({ port: 0, host: '127.0.0.1' });
+        const address = h.app.server.address();
+        assert.ok(address && typeof address === 'object');
+        // One slow check holds the only bcrypt thread; the honest user's three logins (its whole budget)
+        // wait behind it, from the loopback over real sockets, and their client hangs up.
+        const running = loginFrom(h, '198.51.100.1', slow!, 'pw');
+        assert.ok(await eventually(200, 10, async () => h.app.tokend.passwords.running === 1));
+        const payload = JSON.stringify({ id: a.id, password: a.password });
+        const quitters = [0, 1, 2].map(() => {
+          const socket = connect(address.port, '127.0.0.1');
+          socket.write(
+            `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+          );
+          return socket;
+        });
+        assert.ok(
+          await eventually(200, 10, async () => h.app.tokend.passwords.queued === 3),
+          'the hung-up logins did not queue',
+        );
+        for (const s of quitters) s.destroy();
+        assert.equal((await running).statusCode, 200);
+        // Each was dropped unrun at its turn (answered 503, which nobody reads).
+        assert.ok(
+          await eventually(200, 10, async () => (await loginOutcomes(h))['503'] === 3),
+          JSON.stringify(await loginOutcomes(h)),
+        );
+        // The same user from the same address: the budget is whole.
+        const r = await loginFrom(h, '127.0.0.1', a.id, a.password);
+        assert.equal(r.statusCode, 200, r.body);
+      });
+    });
+
+for (const store of STORES.slice(0, 2))
+  describe(`an attempt given back late, counted ${store.name}`, () => {
+    it(
+      'is not given back in the next window, where it would be an attempt nobody made',
+      { skip: store.skip },
+      async (t) => {
+        const env = store.env();
+        const limiter = await createLoginLimiter(
+          {
+            points: 1,
+            addressPoints: 1000,
+            durationS: 1,
+            redisUrl: env.REDIS_URL,
+            redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
+          },
+          { warn: () => {}, info: () => {} },
+        );
+        t.after(() => limiter.close());
+        const counted = await limiter.attempt(7, '192.0.2.1');
+        assert.ok(counted.allowed);
+        await sleep(1100);
+        // The window the attempt was counted in is over: giving it back now must change nothing.
+        await counted.giveBack();
+        assert.equal((await limiter.attempt(7, '192.0.2.1')).allowed, true);
+        assert.equal((await limiter.attempt(7, '192.0.2.1')).allowed, false, 'one attempt per window');
+      },
+    );
   });

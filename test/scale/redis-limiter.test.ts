@@ -105,7 +105,11 @@ describe('login limit shared through Redis', async () => {
     const redis = new Redis(REDIS_URL);
     t.after(() => redis.quit());
     const keys = await redis.keys(`${prefix}*`);
-    assert.deepEqual(keys.sort(), [`${prefix}login-address:10.0.0.1`, `${prefix}login:7:10.0.0.1`]);
+    assert.deepEqual(keys.sort(), [
+      `${prefix}login-address:10.0.0.1`,
+      `${prefix}login-rank:10.0.0.1`,
+      `${prefix}login:7:10.0.0.1`,
+    ]);
     await redis.del(...keys);
   });
 
