@@ -178,6 +178,7 @@ export interface ApplicationView {
   /** what it may do, in a few words each, besides knowing who you are; undefined: an operator's grant */
   abilities: string[] | undefined;
   approvedAt: number | null;
+  /** when it obtained the newest token it still holds; null: it holds none (whether it ever had one is unknown) */
   lastUsedAt: number | null;
 }
 
@@ -440,7 +441,7 @@ function applicationList(view: TokensPageView): Html {
           <strong>${a.name}</strong><br />
           <span class="muted"
             >${mayDo(a)} ${a.approvedAt === null ? '' : html`Approved ${when(a.approvedAt, view.now)}.`}
-            ${a.lastUsedAt === null ? 'Not used yet.' : html`Last used ${when(a.lastUsedAt, view.now)}.`}</span
+            ${a.lastUsedAt === null ? 'No live tokens.' : html`Last used ${when(a.lastUsedAt, view.now)}.`}</span
           >
         </div>
         <a
@@ -568,7 +569,7 @@ export function revokeApplicationPage(view: {
     <div class="apps">${avatar(a.name, a.avatar, 40)}</div>
     <p>
       <strong>${a.name}</strong>: ${mayDo(a)}
-      ${a.lastUsedAt === null ? 'It has not used its access yet.' : html`It last used its access ${when(a.lastUsedAt, view.now)}.`}
+      ${a.lastUsedAt === null ? 'It holds no live token for you.' : html`It last used its access ${when(a.lastUsedAt, view.now)}.`}
     </p>
     <p>
       Its access ends at once: every token it holds for you stops working, and it must ask for your approval

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness } from '../helpers/app.ts';
 import { FORM, InjectBrowser, csrfOf, hiddenFieldsOf } from '../helpers/inject-browser.ts';
-import { exchangeCode, obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
+import {
+  exchangeCode,
+  obtainCode,
+  obtainTokens,
+  pkcePair,
+  refreshTokens,
+  registerClient,
+} from '../helpers/oauth.ts';
 import { TOKEN_PRIVILEGE_DESCRIPTIONS, TokenPrivilege } from '../../src/auth/privileges.ts';
 import { SCOPES } from '../../src/oauth/scopes.ts';
 import { escapeHtml } from '../../src/web/html.ts';
@@ -258,6 +265,46 @@ for (const dialect of DIALECTS) {
         info: { description: string };
       };
       assert.match(doc.info.description, /\[your token page\]\(\/tokens\)/);
+    });
+
+    it('says an application whose tokens were all revoked holds none, not that it never used its access', async (t) => {
+      const h = await build(t, dialect);
+      const { browser } = await signedIn(h);
+      const maker = await h.createUser();
+      const client = await registerClient(h, { ownerId: maker.id, name: 'Replay Viewer' });
+      /** The application's line on the token page and its revoke confirmation, as text. */
+      const said = async () => {
+        const text = (html: string) =>
+          html
+            .replace(/<[^>]+>/g, '')
+            .replace(/\s+/g, ' ')
+            .trim();
+        const page = text((await browser.get('/tokens')).body);
+        const confirm = text((await browser.get(`/tokens/applications/${client.id}/revoke`)).body);
+        return { page: /Replay Viewer (.*?) Revoke access…/.exec(page)?.[1] ?? page, confirm };
+      };
+
+      const first = await obtainTokens(h, browser, client);
+      assert.match((await said()).page, /Last used just now\.$/);
+      const rotated = await refreshTokens(h, client, first.refresh_token);
+      assert.equal(rotated.statusCode, 200, rotated.body);
+      // The rotated refresh token presented again: reuse detection ends every token of the grant.
+      const replayed = await refreshTokens(h, client, first.refresh_token);
+      assert.equal(replayed.statusCode, 400, replayed.body);
+      const next = rotated.json() as { access_token: string };
+      const bearer = await h.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { authorization: `Bearer ${next.access_token}` },
+      });
+      assert.equal(bearer.statusCode, 404, 'the grant ended: the bearer token is no token in use');
+
+      // Still approved, so still listed, and the page says only what it knows: no live token, no use.
+      const after = await said();
+      assert.match(after.page, /Approved just now\. No live tokens\.$/);
+      assert.doesNotMatch(after.page, /not used|Last used/i);
+      assert.match(after.confirm, /It holds no live token for you\./);
+      assert.doesNotMatch(after.confirm, /not used its access/);
     });
 
     it("asks before revoking an application's access; the confirmation alone revokes nothing", async (t) => {
