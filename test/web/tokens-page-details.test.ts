@@ -191,13 +191,15 @@ for (const dialect of DIALECTS) {
         ]);
         assert.equal(r.statusCode, 400, date);
         assert.match(r.body, message, date);
-        // The form comes back as it was sent, the date field focused and marked.
+        // The form comes back as it was sent, the date field focused and marked, described by the
+        // message, which sits just above it (not at the top of the page).
         assert.match(r.body, /<option value="custom" selected>/, date);
         assert.match(
           r.body,
-          /id="expires_on"[^>]*autofocus aria-invalid="true" aria-describedby="page-error"/s,
+          /<p class="error field-error" role="alert" id="field-error">[^<]+<\/p>\s*<input\s+type="date"\s+id="expires_on"[^>]*autofocus aria-invalid="true" aria-describedby="field-error expires-on-about"/s,
           date,
         );
+        assert.doesNotMatch(r.body, /id="page-error"/, date);
       }
       const tokens = await h.store.db
         .selectFrom('tokens')
@@ -217,13 +219,34 @@ for (const dialect of DIALECTS) {
     it('focuses the field an error is about: the description, the privileges', async (t) => {
       const h = await build(t, dialect);
       const { browser } = await signedIn(h);
+      // Each message sits next to its field (just above it), which it describes; none at the top.
       const long = await postCreate(browser, [['description', 'x'.repeat(1025)]]);
       assert.equal(long.statusCode, 400);
-      assert.match(long.body, /id="description"[^>]*autofocus aria-invalid="true"/s);
+      assert.match(
+        long.body,
+        /id="field-error">The description is too long[^<]*<\/p>\s*<input[^>]*id="description"[^>]*autofocus aria-invalid="true" aria-describedby="field-error"/s,
+      );
       const forged = await postCreate(browser, [['privileges', 'ManageUser']]);
       assert.equal(forged.statusCode, 400);
-      assert.match(forged.body, /value="ReadConfidential"[^>]*autofocus aria-invalid="true"/s);
-      assert.equal((long.body.match(/autofocus/g) ?? []).length, 1);
+      assert.match(
+        forged.body,
+        /<legend>Privileges<\/legend>\s*<p class="error field-error" role="alert" id="field-error">Your account cannot give a token these privileges: ManageUser\.<\/p>/,
+      );
+      assert.match(
+        forged.body,
+        /value="ReadConfidential"[^>]*autofocus aria-invalid="true" aria-describedby="field-error privilege-ReadConfidential"/s,
+      );
+      const unknownExpiry = await postCreate(browser, [['expires_in', '12x']]);
+      assert.equal(unknownExpiry.statusCode, 400);
+      assert.match(
+        unknownExpiry.body,
+        /id="field-error">Choose when the token expires\.<\/p>\s*<select id="expires_in" name="expires_in"\s+autofocus aria-invalid="true" aria-describedby="field-error"/s,
+      );
+      for (const r of [long, forged, unknownExpiry]) {
+        assert.equal((r.body.match(/autofocus/g) ?? []).length, 1);
+        assert.equal((r.body.match(/id="field-error"/g) ?? []).length, 1);
+        assert.doesNotMatch(r.body, /id="page-error"/);
+      }
     });
 
     it('explains each privilege in plain words, from the table the consent page words its scopes with', async (t) => {
