@@ -43,6 +43,13 @@ export interface UnknownVariable {
  */
 const nearMiss = (name: string): number => (name.length <= 4 ? 1 : 2);
 
+/**
+ * Names of other programs' variables that look like tokend's and are not mistakes: sudo's (SUDO_USER,
+ * SUDO_UID, … beside SUDO_WINDOW_S) and PostgreSQL's client's (PGHOST, PGPORT, …, which pg reads itself
+ * where DATABASE_URL leaves them out).
+ */
+const OTHER_PROGRAMS = /^(SUDO_(ASKPASS|COMMAND|EDITOR|GID|HOME|HOST|PROMPT|PS1|TTY|UID|USER)|PG[A-Z]+)$/i;
+
 /** The first word of each of tokend's names of several words (DB_, REDIS_, LOGIN_, …). */
 function prefixesOf(known: readonly string[]): Set<string> {
   return new Set(known.filter((n) => n.includes('_')).map((n) => n.slice(0, n.indexOf('_') + 1)));
@@ -60,7 +67,7 @@ export function unknownVariables(
   const prefixes = [...prefixesOf(known)];
   const found: UnknownVariable[] = [];
   for (const name of Object.keys(env).sort()) {
-    if (knownSet.has(name) || !/^[A-Za-z][A-Za-z0-9_]*$/.test(name)) continue;
+    if (knownSet.has(name) || OTHER_PROGRAMS.test(name) || !/^[A-Za-z][A-Za-z0-9_]*$/.test(name)) continue;
     const suggestion = nearestName(name, known, nearMiss(name));
     const prefix = prefixes.find((p) => name.toUpperCase().startsWith(p));
     if (suggestion === undefined && prefix === undefined) continue;

@@ -62,7 +62,11 @@ export interface ConnectedApplication {
   scope: string;
   /** Unix seconds of the latest approval; null for an operator's grant */
   approvedAt: number | null;
-  /** Unix seconds when the application last obtained a token for this user; null: never */
+  /**
+   * Unix seconds when the application obtained the newest token it still holds for this user; null: it
+   * holds none now. Ended and expired tokens are deleted, so null does not tell whether it ever had one
+   * (an approval not yet used, or tokens all revoked, by reuse detection for one).
+   */
   lastUsedAt: number | null;
 }
 
@@ -71,10 +75,10 @@ const possibleClientId = (id: string): boolean => id.length <= 64 && !id.include
 
 /**
  * The applications that can act for the user: those the user approved, and those holding a live token
- * for the user (an operator's `client token`), with when each last obtained a token. At most `max` of
- * them, the first by name; `total` counts them all. Every query reads one user's rows through an index,
- * and the tokens it reads are those the grant bounds keep (src/oauth/issue.ts). With `only`, just that
- * application, if it can act for the user.
+ * for the user (an operator's `client token`), with when each obtained the newest token it still holds
+ * (`lastUsedAt`). At most `max` of them, the first by name; `total` counts them all. Every query reads
+ * one user's rows through an index, and the tokens it reads are those the grant bounds keep
+ * (src/oauth/issue.ts). With `only`, just that application, if it can act for the user.
  */
 export async function connectedApplications(
   db: Db,

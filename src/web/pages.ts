@@ -4,6 +4,7 @@ import { type Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
 import { confirmPasswordField } from './session.ts';
 import { AVATAR_CSS, avatar } from './avatar.ts';
+import { FAVICON_PATH } from './theme.ts';
 
 /** The sign-in and consent pages' own rules, after the shared theme (theme.ts). */
 const CSS = `
@@ -14,6 +15,8 @@ label{display:block;margin-top:.9rem}
 .client .avatar{width:64px;height:64px;border-radius:12px;font-size:2rem}
 .scopes li{margin:.35rem 0}
 .signout{margin-top:1.25rem}
+.brand{display:flex;gap:.5rem;align-items:center;margin:0 0 .75rem;font-weight:600;font-size:1.05rem}
+.brand img{width:28px;height:28px}
 ${AVATAR_CSS}`;
 
 /** Sends a page; nothing but its stylesheet, the icon and the client's avatar may load, and nothing may run. */
@@ -50,7 +53,9 @@ function fieldState(view: LoginView, field: LoginField): Html | '' {
 }
 
 export function loginPage(view: LoginView) {
-  return html`<h1>Sign in</h1>
+  // The service's name on the page itself, not only in the tab's title.
+  return html`<p class="brand"><img src="${FAVICON_PATH}" alt="" width="28" height="28" />tokend</p>
+    <h1>Sign in</h1>
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.error ? html`<p class="error" role="alert" id="login-error">${view.error}</p>` : ''}
     <form method="post" action="/login">

@@ -29,20 +29,37 @@ export function sessionUser(deps: WebDeps, request: FastifyRequest): Promise<Ses
 
 /**
  * The password field of a form that needs sudo mode (the password entered within the last minutes);
- * `autofocus` when the form came back because of it.
+ * `autofocus` when the form came back because of it. With `error`, the message sits next to the field
+ * (as `errorId`), which it describes, and the field has the focus.
  */
-export function confirmPasswordField(options: { autofocus?: boolean } = {}): Html {
+export function confirmPasswordField(
+  options: { autofocus?: boolean; error?: string | undefined; errorId?: string } = {},
+): Html {
+  const errorId = options.errorId ?? 'confirm-password-error';
+  const state =
+    options.error !== undefined
+      ? html`autofocus aria-invalid="true" aria-describedby="${errorId} confirm-password-about"`
+      : options.autofocus
+        ? html`autofocus aria-invalid="true" aria-describedby="confirm-password-about"`
+        : html`aria-describedby="confirm-password-about"`;
   return html`<p>
     <label for="confirm_password">Confirm with your password</label>
+    ${
+      options.error !== undefined
+        ? html`<span class="error field-error" role="alert" id="${errorId}">${options.error}</span>`
+        : ''
+    }
     <input
       type="password"
       id="confirm_password"
       name="confirm_password"
       required
       autocomplete="current-password"
-      ${options.autofocus ? html`autofocus aria-invalid="true"` : ''}
+      ${state}
     />
-    <span class="muted">You signed in a while ago: enter your password again to go on.</span>
+    <span class="muted" id="confirm-password-about"
+      >You signed in a while ago: enter your password again to go on.</span
+    >
   </p>`;
 }
 

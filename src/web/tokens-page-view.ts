@@ -34,14 +34,18 @@ legend{font-weight:600;padding:0 .3rem}
 .choices li{margin:.4rem 0}
 .choices label{display:inline-flex;gap:.35rem;align-items:center;font-weight:400}
 .choices .about{display:block;margin-left:1.6rem}
-.expiry{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:end;margin-top:.9rem}
-.expiry label{display:block}
+.expiry{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:start;margin-top:.9rem}
+.expiry label,.expiry .hint{display:block}
+.expiry .hint{margin-top:.25rem}
 .expiry input[type=date]{font:inherit;padding:.45rem;border:1px solid #888;border-radius:6px;background:var(--card);color:var(--text);margin-top:.25rem}
 form:not(:has(option[value=custom]:checked)) .custom-date{display:none}
 .secret-row{display:flex;flex-wrap:wrap;gap:.5rem .75rem;align-items:center;margin-top:.5rem}
 input.secret{flex:1 1 100%;width:100%;min-width:0;margin:0;padding:.5rem;font-size:clamp(.75rem,3.7vw,1.05rem);border:2px solid #1f7a3a;border-radius:6px}
 @media (max-width:30rem){.created{padding:.75rem .5rem}}
 .notice,.error{margin-top:1rem}
+.created h2{margin-top:.25rem}
+.error.field-error{display:block;margin:.25rem 0;padding:.4rem .7rem}
+[aria-invalid=true]{scroll-margin-top:6rem}
 .apps{list-style:none;padding:0;margin:.5rem 0}
 .apps li{display:flex;gap:.75rem;align-items:center;padding:.6rem 0;border-bottom:1px solid var(--line);flex-wrap:wrap}
 .apps .avatar{width:40px;height:40px;border-radius:8px;font-size:1.1rem}
@@ -178,6 +182,7 @@ export interface ApplicationView {
   /** what it may do, in a few words each, besides knowing who you are; undefined: an operator's grant */
   abilities: string[] | undefined;
   approvedAt: number | null;
+  /** when it obtained the newest token it still holds; null: it holds none (whether it ever had one is unknown) */
   lastUsedAt: number | null;
 }
 
@@ -315,11 +320,30 @@ function pager(view: TokensPageView): Html | '' {
   </nav>`;
 }
 
-/** The attributes of a form field: the focus and the error's link when the error is about it. */
-function fieldState(view: TokensPageView, field: CreateField): Html | '' {
-  return view.error !== undefined && view.errorField === field
-    ? html` autofocus aria-invalid="true" aria-describedby="page-error"`
+/** The id of the error's message when it sits next to the field it is about. */
+const FIELD_ERROR_ID = 'field-error';
+
+const inError = (view: TokensPageView, field: CreateField): boolean =>
+  view.error !== undefined && view.errorField === field;
+
+/**
+ * The error's message, to place next to `field` (above it, so that the field's focus scrolls both into
+ * view), when the error is about that field.
+ */
+function fieldError(view: TokensPageView, field: CreateField): Html | '' {
+  return inError(view, field)
+    ? html`<p class="error field-error" role="alert" id="${FIELD_ERROR_ID}">${view.error}</p>`
     : '';
+}
+
+/**
+ * The attributes of a form field: what describes it (`describedBy`, a hint's id), and when the error is
+ * about it, the focus, the mark and the error's message first among what describes it.
+ */
+function fieldState(view: TokensPageView, field: CreateField, describedBy?: string): Html | '' {
+  if (!inError(view, field)) return describedBy === undefined ? '' : html` aria-describedby="${describedBy}"`;
+  const ids = describedBy === undefined ? FIELD_ERROR_ID : `${FIELD_ERROR_ID} ${describedBy}`;
+  return html` autofocus aria-invalid="true" aria-describedby="${ids}"`;
 }
 
 function privilegeChoices(view: TokensPageView): Html {
@@ -333,9 +357,8 @@ function privilegeChoices(view: TokensPageView): Html {
             type="checkbox"
             name="privileges"
             value="${c.name}"
-            aria-describedby="privilege-${c.name}"
             ${c.checked ? new Html('checked') : ''}
-            ${i === 0 ? fieldState(view, 'privileges') : ''}
+            ${i === 0 ? fieldState(view, 'privileges', `privilege-${c.name}`) : html` aria-describedby="privilege-${c.name}"`}
           />
           ${c.name}</label
         >
@@ -354,19 +377,19 @@ function expiryFields(view: TokensPageView): Html {
       ? html`<option value="${e.value}" selected>${e.label}</option>`
       : html`<option value="${e.value}">${e.label}</option>`,
   );
+  // An expiry error is about the date when "On a date…" is chosen, else about the list.
+  const custom = chosen === 'custom';
   return html`<div class="expiry">
     <div>
       <label for="expires_in">Expires</label>
-      <select
-        id="expires_in"
-        name="expires_in"
-        ${view.errorField === 'expiry' && chosen !== 'custom' ? fieldState(view, 'expiry') : ''}
-      >
+      ${custom ? '' : fieldError(view, 'expiry')}
+      <select id="expires_in" name="expires_in" ${custom ? '' : fieldState(view, 'expiry')}>
         ${options}
       </select>
     </div>
     <div class="custom-date">
       <label for="expires_on">Expiry date <span class="muted">(with “On a date…”)</span></label>
+      ${custom ? fieldError(view, 'expiry') : ''}
       <input
         type="date"
         id="expires_on"
@@ -374,10 +397,9 @@ function expiryFields(view: TokensPageView): Html {
         min="${view.dateRange.min}"
         max="${view.dateRange.max}"
         value="${view.expiry?.date ?? ''}"
-        aria-describedby="expires-on-about"
-        ${view.errorField === 'expiry' && chosen === 'custom' ? fieldState(view, 'expiry') : ''}
+        ${custom ? fieldState(view, 'expiry', 'expires-on-about') : html`aria-describedby="expires-on-about"`}
       />
-      <span class="muted" id="expires-on-about">The token works until the end of that day (UTC).</span>
+      <span class="muted hint" id="expires-on-about">The token works until the end of that day (UTC).</span>
     </div>
   </div>`;
 }
@@ -387,6 +409,7 @@ function createForm(view: TokensPageView): Html {
     ${csrfField(view.csrf)}
     <h2 id="create-title">Create a token</h2>
     <label for="description">Description</label>
+    ${fieldError(view, 'description')}
     <input
       type="text"
       id="description"
@@ -398,10 +421,16 @@ function createForm(view: TokensPageView): Html {
     />
     <fieldset>
       <legend>Privileges</legend>
-      ${privilegeChoices(view)}
+      ${fieldError(view, 'privileges')} ${privilegeChoices(view)}
     </fieldset>
     ${expiryFields(view)}
-    ${view.needsPassword ? confirmPasswordField({ autofocus: view.errorField === 'password' }) : ''}
+    ${
+      view.needsPassword
+        ? confirmPasswordField(
+            inError(view, 'password') ? { error: view.error, errorId: FIELD_ERROR_ID } : {},
+          )
+        : ''
+    }
     <div class="actions"><button type="submit" class="primary">Create token</button></div>
   </form>`;
 }
@@ -440,7 +469,7 @@ function applicationList(view: TokensPageView): Html {
           <strong>${a.name}</strong><br />
           <span class="muted"
             >${mayDo(a)} ${a.approvedAt === null ? '' : html`Approved ${when(a.approvedAt, view.now)}.`}
-            ${a.lastUsedAt === null ? 'Not used yet.' : html`Last used ${when(a.lastUsedAt, view.now)}.`}</span
+            ${a.lastUsedAt === null ? 'No live tokens.' : html`Last used ${when(a.lastUsedAt, view.now)}.`}</span
           >
         </div>
         <a
@@ -477,7 +506,11 @@ export function tokensPage(view: TokensPageView): Html {
         <button type="submit" class="link">Sign out</button>
       </form>
     </header>
-    ${view.error ? html`<p class="error" role="alert" id="page-error">${view.error}</p>` : ''}
+    ${
+      view.error !== undefined && view.errorField === undefined
+        ? html`<p class="error" role="alert" id="page-error">${view.error}</p>`
+        : ''
+    }
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.created ? createdBox(view.created, view) : ''}
     <h2>Your tokens</h2>
@@ -568,7 +601,7 @@ export function revokeApplicationPage(view: {
     <div class="apps">${avatar(a.name, a.avatar, 40)}</div>
     <p>
       <strong>${a.name}</strong>: ${mayDo(a)}
-      ${a.lastUsedAt === null ? 'It has not used its access yet.' : html`It last used its access ${when(a.lastUsedAt, view.now)}.`}
+      ${a.lastUsedAt === null ? 'It holds no live token for you.' : html`It last used its access ${when(a.lastUsedAt, view.now)}.`}
     </p>
     <p>
       Its access ends at once: every token it holds for you stops working, and it must ask for your approval

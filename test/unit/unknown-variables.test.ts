@@ -44,6 +44,24 @@ describe('unknownVariables', () => {
     assert.match(warnings.PORTS ?? '', /did you mean PORT\?$/);
   });
 
+  it('names a known name written with the same words in another form (plural, past tense, abbreviation)', () => {
+    const warnings = found({
+      DB_URL: 'postgres://db/tokend',
+      TRUSTED_PROXIES: '1',
+      trusted_proxy: '1',
+      DATABASE_POOL_SIZE: '20',
+      TOKEN_PER_USERS_MAX: '5',
+    });
+    assert.equal(
+      warnings.DB_URL,
+      "the environment variable DB_URL is not one of tokend's and is ignored; did you mean DATABASE_URL?",
+    );
+    assert.match(warnings.TRUSTED_PROXIES ?? '', /did you mean TRUST_PROXY\?$/);
+    assert.match(warnings.trusted_proxy ?? '', /did you mean TRUST_PROXY\?$/);
+    assert.match(warnings.DATABASE_POOL_SIZE ?? '', /did you mean DB_POOL_SIZE\?$/);
+    assert.match(warnings.TOKEN_PER_USERS_MAX ?? '', /did you mean TOKENS_PER_USER_MAX\?$/);
+  });
+
   it('names a known name written in another case', () => {
     assert.match(found({ port: '8081' }).port ?? '', /did you mean PORT\?$/);
     assert.match(found({ Database_Url: 'x' }).Database_Url ?? '', /did you mean DATABASE_URL\?$/);
@@ -88,6 +106,22 @@ describe('unknownVariables', () => {
       JOURNAL_STREAM: '8:1',
       CI: 'true',
       _: '/usr/bin/node',
+      TESTS: '1', // "test" is two edits from "host" once stemmed: plain forms count only when equal
+      TMPDIR: '/tmp',
+      TZ: 'UTC',
+      LC_ALL: 'C',
+      XDG_RUNTIME_DIR: '/run/user/0',
+      SSH_CONNECTION: 'x',
+      HTTP_PROXY: 'http://proxy',
+      NO_PROXY: 'localhost',
+      DEBUGINFOD_URLS: 'x',
+      SUDO_USER: 'admin', // sudo's, beside SUDO_WINDOW_S
+      SUDO_UID: '1000',
+      SUDO_GID: '1000',
+      SUDO_COMMAND: '/usr/bin/tokend serve',
+      PGHOST: 'db', // PostgreSQL's client's, which pg reads itself: not HOST or PORT misspelt
+      PGPORT: '5432',
+      PGPASSWORD: 'x',
     };
     for (const name of knownVariables()) env[name] = '';
     assert.deepEqual(unknownVariables(env), []);
@@ -101,5 +135,12 @@ describe('nearestName', () => {
     assert.equal(nearestName('lst', ['list', 'ls'], 2), 'list', 'the first on a tie');
     assert.equal(nearestName('frobnicate', ['serve', 'user'], 2), undefined);
     assert.equal(nearestName('x', [], 5), undefined);
+  });
+
+  it('is a name of the same words once stemmed and abbreviations spelt out, whatever the edits', () => {
+    assert.equal(nearestName('TRUSTED_PROXIES', ['PORT', 'TRUST_PROXY'], 2), 'TRUST_PROXY');
+    assert.equal(nearestName('db-url', ['database-url', 'db-pool-size'], 0), 'database-url');
+    assert.equal(nearestName('TRUSTED_HOSTS', ['TRUST_PROXY'], 2), undefined, 'other words are not near');
+    assert.equal(nearestName('TESTS', ['HOST'], 2), undefined, 'stems a few edits apart are not near');
   });
 });

@@ -1,23 +1,31 @@
 // The pages in a real browser (headless Chromium via playwright-core) on a 390 px phone and a 1280 px
-// desktop: where the focus goes (sign-in, its errors, a new secret), the whole new secret in view, a reload
+// desktop: where the focus goes (sign-in, its errors, a new secret, the token form's errors, each shown in
+// view beside its field, with and without JavaScript), the whole new secret in view, a reload
 // that shows it no more, a custom expiry date, regenerating a token, an application whose avatar does not
 // load, revoking its access after a confirmation, signing out, and the HTML 404 page.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { build, type Harness } from '../helpers/app.ts';
+import { ACTIVE, build, type Harness } from '../helpers/app.ts';
 import { ARTIFACTS, launchChromium, serveOnLoopback, skipWithoutChromium } from '../helpers/browser.ts';
 import { authorizeUrl, exchangeCode, obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
+import { UserPrivilege } from '../../src/auth/privileges.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
   { name: 'desktop', width: 1280, height: 900 },
 ] as const;
 
-async function contextAt(browser: Browser, size: (typeof WIDTHS)[number]): Promise<BrowserContext> {
+async function contextAt(
+  browser: Browser,
+  size: (typeof WIDTHS)[number],
+  javaScriptEnabled = true,
+): Promise<BrowserContext> {
   return browser.newContext({
+    javaScriptEnabled,
     viewport: { width: size.width, height: size.height },
     deviceScaleFactor: 1,
     colorScheme: 'light',
@@ -82,6 +90,30 @@ async function pixelOf(element: Locator, context: BrowserContext, x: number, y: 
   }
 }
 
+/**
+ * Where the focus landed after a refused form: the focused field's id, the text of what describes it
+ * (aria-describedby), and whether the field and the first thing describing it (the error) are both
+ * wholly inside the window, as they are drawn.
+ */
+async function focusAndError(page: Page, viewportHeight: number) {
+  const focused = page.locator(':focus');
+  // a checkbox by its value (they have no id)
+  const id = (await focused.getAttribute('id')) ?? (await focused.getAttribute('value')) ?? '';
+  const describedBy = ((await focused.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+  const inView = async (locator: Locator) => {
+    const box = await locator.boundingBox();
+    return box !== null && box.y >= 0 && box.y + box.height <= viewportHeight && box.height > 0;
+  };
+  const first = describedBy[0];
+  const message = first === undefined ? page.locator('#no-description') : page.locator(`#${first}`);
+  return {
+    id,
+    description: first === undefined ? '' : ((await message.textContent()) ?? '').trim(),
+    fieldInView: await inView(focused),
+    messageInView: first !== undefined && (await inView(message)),
+  };
+}
+
 const PLACEHOLDER = [107, 114, 128]; // #6b7280
 const ACCENT = [36, 87, 214]; // the icon's background, #2457d6
 
@@ -102,6 +134,8 @@ for (const size of WIDTHS) {
 
         await page.goto(`${origin}/login`);
         assert.equal(await focusedId(page), 'username', 'the username has the focus');
+        // The page names the service, not only the tab's title.
+        assert.ok(await page.locator('main').getByText('tokend', { exact: true }).isVisible());
         // Typing straight away fills the username.
         await page.keyboard.type('focus_user');
         await page.getByLabel('Password').fill('wrong one');
@@ -162,6 +196,15 @@ for (const size of WIDTHS) {
         const scrollWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
         assert.ok(scrollWidth <= size.width, `the page is ${scrollWidth} px wide`);
         await page.screenshot({ path: `${ARTIFACTS}tokens-new-secret-${size.width}.png`, fullPage: true });
+        // The green box's heading has as much room above it as below it (within a few pixels).
+        const room = (await page.evaluate(`(() => {
+          const box = document.querySelector('section.created').getBoundingClientRect();
+          const heading = document.getElementById('created-title');
+          const next = heading.nextElementSibling.getBoundingClientRect();
+          const own = heading.getBoundingClientRect();
+          return { above: own.top - box.top, below: next.top - own.bottom };
+        })()`)) as { above: number; below: number };
+        assert.ok(Math.abs(room.above - room.below) <= 4, JSON.stringify(room));
 
         await page.reload();
         await page.getByRole('status').filter({ hasText: 'shown once already' }).waitFor();
@@ -171,6 +214,73 @@ for (const size of WIDTHS) {
         assert.deepEqual(problems, []);
       },
     );
+
+    for (const javaScript of [true, false])
+      it(
+        `the token form's errors show beside the field that gets the focus, in view (JavaScript ${javaScript ? 'on' : 'off'})`,
+        { skip: skipWithoutChromium, timeout: 90_000 },
+        async (t) => {
+          mkdirSync(ARTIFACTS, { recursive: true });
+          const h = await build(t, 'sqlite');
+          const origin = await serveOnLoopback(h);
+          // A chat moderator, who may give tokens the Blog privilege while the role lasts.
+          const user = await h.createUser({
+            username: 'errors_user',
+            password: 'right one',
+            privileges: ACTIVE | UserPrivilege.AdminChatMod,
+          });
+          // Enough tokens that the form sits far below the top of the page.
+          for (let i = 0; i < 8; i++) await h.createToken(user.id, { description: `token number ${i}` });
+          const browser = await launchChromium(t);
+          const page = await (await contextAt(browser, size, javaScript)).newPage();
+          page.setDefaultTimeout(15_000);
+          // The refused forms are answered 400 and 403, as they should be.
+          const problems = watch(page, (url) => url === `${origin}/tokens`);
+          await signIn(page, origin, 'errors_user', 'right one');
+          const create = page.getByRole('button', { name: 'Create token' });
+          const refused = async (message: RegExp, field: string, shot: string) => {
+            await page.getByRole('alert').filter({ hasText: message }).waitFor();
+            const seen = await focusAndError(page, size.height);
+            assert.equal(seen.id, field, `${shot}: the field in error has the focus`);
+            assert.match(seen.description, message, `${shot}: the field is described by the message`);
+            assert.ok(seen.fieldInView, `${shot}: the focused field is in view`);
+            assert.ok(seen.messageInView, `${shot}: the message is in view beside it`);
+            await page.screenshot({ path: `${ARTIFACTS}tokens-error-${shot}-${size.width}.png` });
+          };
+
+          // "On a date…" with no date.
+          await page.getByLabel('Expires', { exact: true }).selectOption('custom');
+          await create.click();
+          await refused(/Choose the date the token expires on/, 'expires_on', 'date');
+
+          // A description with a control character (a paste can bring one).
+          await page.getByLabel('Expires', { exact: true }).selectOption({ label: 'Never' });
+          await page.getByLabel('Description').fill('bell \u0007 inside');
+          await create.click();
+          await refused(/may not contain control characters/, 'description', 'description');
+
+          // A privilege the account lost after the page was shown.
+          await page.getByLabel('Description').fill('posts');
+          await page.getByRole('checkbox', { name: 'Blog' }).check();
+          await h.setUserPrivileges(user.id, ACTIVE);
+          await create.click();
+          await refused(/cannot give a token these privileges: Blog/, 'ReadConfidential', 'privileges');
+
+          // Sudo mode lapsed: the password field.
+          await h.store.db
+            .updateTable('tokens')
+            .set({ password_at: nowSeconds() - 3600 })
+            .where('user_id', '=', user.id)
+            .where('session', '=', 1)
+            .execute();
+          await page.goto(`${origin}/tokens`);
+          await page.getByLabel('Description').fill('needs the password');
+          await page.getByLabel('Confirm with your password').fill('wrong one');
+          await create.click();
+          await refused(/not right/, 'confirm_password', 'password');
+          assert.deepEqual(problems, []);
+        },
+      );
 
     it(
       'a custom expiry date and regenerating a token',
@@ -190,6 +300,15 @@ for (const size of WIDTHS) {
         assert.equal(await date.isVisible(), false);
         await page.getByLabel('Expires', { exact: true }).selectOption('custom');
         assert.equal(await date.isVisible(), true);
+        // What the date means sits under the field, not squeezed beside it.
+        const dateBox = await date.boundingBox();
+        const hintBox = await page
+          .getByText('The token works until the end of that day (UTC).')
+          .boundingBox();
+        assert.ok(
+          dateBox && hintBox && hintBox.y >= dateBox.y + dateBox.height,
+          JSON.stringify([dateBox, hintBox]),
+        );
         await date.fill('2031-03-15');
         await page.getByLabel('Description').fill('until spring');
         await page.getByRole('button', { name: 'Create token' }).click();

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness } from '../helpers/app.ts';
 import { FORM, InjectBrowser, csrfOf, hiddenFieldsOf } from '../helpers/inject-browser.ts';
-import { exchangeCode, obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
+import {
+  exchangeCode,
+  obtainCode,
+  obtainTokens,
+  pkcePair,
+  refreshTokens,
+  registerClient,
+} from '../helpers/oauth.ts';
 import { TOKEN_PRIVILEGE_DESCRIPTIONS, TokenPrivilege } from '../../src/auth/privileges.ts';
 import { SCOPES } from '../../src/oauth/scopes.ts';
 import { escapeHtml } from '../../src/web/html.ts';
@@ -184,13 +191,15 @@ for (const dialect of DIALECTS) {
         ]);
         assert.equal(r.statusCode, 400, date);
         assert.match(r.body, message, date);
-        // The form comes back as it was sent, the date field focused and marked.
+        // The form comes back as it was sent, the date field focused and marked, described by the
+        // message, which sits just above it (not at the top of the page).
         assert.match(r.body, /<option value="custom" selected>/, date);
         assert.match(
           r.body,
-          /id="expires_on"[^>]*autofocus aria-invalid="true" aria-describedby="page-error"/s,
+          /<p class="error field-error" role="alert" id="field-error">[^<]+<\/p>\s*<input\s+type="date"\s+id="expires_on"[^>]*autofocus aria-invalid="true" aria-describedby="field-error expires-on-about"/s,
           date,
         );
+        assert.doesNotMatch(r.body, /id="page-error"/, date);
       }
       const tokens = await h.store.db
         .selectFrom('tokens')
@@ -210,13 +219,34 @@ for (const dialect of DIALECTS) {
     it('focuses the field an error is about: the description, the privileges', async (t) => {
       const h = await build(t, dialect);
       const { browser } = await signedIn(h);
+      // Each message sits next to its field (just above it), which it describes; none at the top.
       const long = await postCreate(browser, [['description', 'x'.repeat(1025)]]);
       assert.equal(long.statusCode, 400);
-      assert.match(long.body, /id="description"[^>]*autofocus aria-invalid="true"/s);
+      assert.match(
+        long.body,
+        /id="field-error">The description is too long[^<]*<\/p>\s*<input[^>]*id="description"[^>]*autofocus aria-invalid="true" aria-describedby="field-error"/s,
+      );
       const forged = await postCreate(browser, [['privileges', 'ManageUser']]);
       assert.equal(forged.statusCode, 400);
-      assert.match(forged.body, /value="ReadConfidential"[^>]*autofocus aria-invalid="true"/s);
-      assert.equal((long.body.match(/autofocus/g) ?? []).length, 1);
+      assert.match(
+        forged.body,
+        /<legend>Privileges<\/legend>\s*<p class="error field-error" role="alert" id="field-error">Your account cannot give a token these privileges: ManageUser\.<\/p>/,
+      );
+      assert.match(
+        forged.body,
+        /value="ReadConfidential"[^>]*autofocus aria-invalid="true" aria-describedby="field-error privilege-ReadConfidential"/s,
+      );
+      const unknownExpiry = await postCreate(browser, [['expires_in', '12x']]);
+      assert.equal(unknownExpiry.statusCode, 400);
+      assert.match(
+        unknownExpiry.body,
+        /id="field-error">Choose when the token expires\.<\/p>\s*<select id="expires_in" name="expires_in"\s+autofocus aria-invalid="true" aria-describedby="field-error"/s,
+      );
+      for (const r of [long, forged, unknownExpiry]) {
+        assert.equal((r.body.match(/autofocus/g) ?? []).length, 1);
+        assert.equal((r.body.match(/id="field-error"/g) ?? []).length, 1);
+        assert.doesNotMatch(r.body, /id="page-error"/);
+      }
     });
 
     it('explains each privilege in plain words, from the table the consent page words its scopes with', async (t) => {
@@ -258,6 +288,46 @@ for (const dialect of DIALECTS) {
         info: { description: string };
       };
       assert.match(doc.info.description, /\[your token page\]\(\/tokens\)/);
+    });
+
+    it('says an application whose tokens were all revoked holds none, not that it never used its access', async (t) => {
+      const h = await build(t, dialect);
+      const { browser } = await signedIn(h);
+      const maker = await h.createUser();
+      const client = await registerClient(h, { ownerId: maker.id, name: 'Replay Viewer' });
+      /** The application's line on the token page and its revoke confirmation, as text. */
+      const said = async () => {
+        const text = (html: string) =>
+          html
+            .replace(/<[^>]+>/g, '')
+            .replace(/\s+/g, ' ')
+            .trim();
+        const page = text((await browser.get('/tokens')).body);
+        const confirm = text((await browser.get(`/tokens/applications/${client.id}/revoke`)).body);
+        return { page: /Replay Viewer (.*?) Revoke access…/.exec(page)?.[1] ?? page, confirm };
+      };
+
+      const first = await obtainTokens(h, browser, client);
+      assert.match((await said()).page, /Last used just now\.$/);
+      const rotated = await refreshTokens(h, client, first.refresh_token);
+      assert.equal(rotated.statusCode, 200, rotated.body);
+      // The rotated refresh token presented again: reuse detection ends every token of the grant.
+      const replayed = await refreshTokens(h, client, first.refresh_token);
+      assert.equal(replayed.statusCode, 400, replayed.body);
+      const next = rotated.json() as { access_token: string };
+      const bearer = await h.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { authorization: `Bearer ${next.access_token}` },
+      });
+      assert.equal(bearer.statusCode, 404, 'the grant ended: the bearer token is no token in use');
+
+      // Still approved, so still listed, and the page says only what it knows: no live token, no use.
+      const after = await said();
+      assert.match(after.page, /Approved just now\. No live tokens\.$/);
+      assert.doesNotMatch(after.page, /not used|Last used/i);
+      assert.match(after.confirm, /It holds no live token for you\./);
+      assert.doesNotMatch(after.confirm, /not used its access/);
     });
 
     it("asks before revoking an application's access; the confirmation alone revokes nothing", async (t) => {
