@@ -132,7 +132,7 @@ const TRUST_PROXY_FORMS =
 function parseTrustProxy(raw: string | undefined): TrustProxy {
   if (raw === undefined) return false;
   const v = raw.trim().toLowerCase();
-  if (v === '' || v === 'false' || v === '0' || v === 'no') return false;
+  if (v === '' || v === 'false' || v === 'no') return false;
   if (v === 'true' || v === 'yes')
     throw new ConfigError(
       'TRUST_PROXY',
@@ -141,6 +141,9 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
     );
   if (/^\d+$/.test(v)) {
     const hops = Number(v);
+    // No proxy in front, however the 0 is written ('0', '00'): exactly `false`, so that every default that
+    // follows from TRUST_PROXY (the per-address connection cap) is the one without a proxy.
+    if (hops === 0) return false;
     if (hops > MAX_HOPS)
       throw new ConfigError(
         'TRUST_PROXY',

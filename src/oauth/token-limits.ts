@@ -5,7 +5,11 @@
 // holds someone's code without its verifier (or an expired code or refresh token) cannot spend the user's
 // budget; the code's own bound on attempts (CODE_ATTEMPTS_MAX, src/oauth/issue.ts) ends such a flood.
 // A reused code or rotated refresh token revokes its grant before, uncounted. Beyond either limit a
-// request is refused with `slow_down` (HTTP 429, Retry-After) and issues nothing.
+// request is refused with `slow_down` (HTTP 429, Retry-After) and issues nothing. The per-user count is
+// asked only for a request its application's limit allowed, so a request refused for its application
+// costs the user nothing: one application alone spends at most OAUTH_TOKEN_RATE_LIMIT of the user's
+// budget per window of its own (twice that in one window of the user's at worst, the two windows not
+// starting together), and cannot hold back the user's other applications.
 //
 // "Per application" means per user and application, not per application alone: a public client's id is
 // public, and a count per client would let anyone spend it for every user of that application.
@@ -29,20 +33,20 @@ export class TokenLimits {
     this.perUser = store.counter(PER_USER_PREFIX, rate.perUser, rate.windowS);
   }
 
-  /** Counts one token request of `userId` through `clientId`; throws SlowDown beyond either limit. */
+  /**
+   * Counts one token request of `userId` through `clientId`; throws SlowDown beyond either limit. The
+   * per-user count only counts a request the per-application one allowed (above).
+   */
   async admit(clientId: string, userId: number): Promise<void> {
-    const [client, user] = await Promise.all([
-      this.perClient.count(`${userId}:${clientId}`),
-      this.perUser.count(String(userId)),
-    ]);
-    if (client.allowed && user.allowed) return;
-    const waitMs = Math.max(...[client, user].filter((c) => !c.allowed).map((c) => c.msBeforeNext));
-    const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
-    throw new SlowDown(
-      user.allowed
-        ? `Too many token requests from this application for this user; retry in ${retryAfterS} s.`
-        : `Too many token requests for this user; retry in ${retryAfterS} s.`,
-      retryAfterS,
-    );
+    const client = await this.perClient.count(`${userId}:${clientId}`);
+    if (!client.allowed)
+      throw slowDown('Too many token requests from this application for this user', client.msBeforeNext);
+    const user = await this.perUser.count(String(userId));
+    if (!user.allowed) throw slowDown('Too many token requests for this user', user.msBeforeNext);
   }
+}
+
+function slowDown(what: string, waitMs: number): SlowDown {
+  const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
+  return new SlowDown(`${what}; retry in ${retryAfterS} s.`, retryAfterS);
 }

@@ -45,11 +45,17 @@ const refreshed = (r: LightMyRequestResponse) => {
 
 for (const dialect of DIALECTS) {
   describe(`token endpoint rate limits [${dialect}]`, () => {
-    async function setup(t: TestContext, perClient: number, perUser: number) {
+    async function setup(
+      t: TestContext,
+      perClient: number,
+      perUser: number,
+      env: Record<string, string> = {},
+    ) {
       const h = await build(t, dialect, {
         OAUTH_TOKEN_RATE_LIMIT: String(perClient),
         OAUTH_TOKEN_USER_RATE_LIMIT: String(perUser),
         OAUTH_TOKEN_RATE_WINDOW_S: String(WINDOW_S),
+        ...env,
       });
       const owner = await h.createUser();
       const signedIn = async () => {
@@ -109,6 +115,44 @@ for (const dialect of DIALECTS) {
 
       const other = await signedIn();
       await obtainTokens(h, other.browser, apps[2]!);
+    });
+
+    // A request refused for its application's limit is not counted against the user: whoever holds one
+    // live refresh token of one application, sending as fast as it may, spends at most that application's
+    // limit of the user's budget, and the user's other applications go on.
+    async function oneAppFloods(t: TestContext, env: Record<string, string>) {
+      const { h, signedIn, client } = await setup(t, 10, 30, env);
+      const [a, b] = [await client('Greedy App'), await client('Other App')];
+      const { browser } = await signedIn();
+
+      let tokens = await obtainTokens(h, browser, a);
+      let refused = 0;
+      for (let i = 0; i < 40; i++) {
+        const r = await refreshTokens(h, a, tokens.refresh_token);
+        if (r.statusCode === 200) tokens = refreshed(r);
+        else {
+          assertSlowDown(r, /^Too many token requests/);
+          refused++;
+        }
+      }
+      // The exchange and nine refreshes passed; the rest were refused for the application.
+      assert.equal(refused, 31);
+
+      const { verifier, challenge } = pkcePair();
+      const code = await obtainCode(browser, { client: b, challenge });
+      const exchanged = await exchangeCode(h, b, code, verifier);
+      assert.equal(exchanged.statusCode, 200, exchanged.body);
+      refreshed(await refreshTokens(h, b, (exchanged.json() as IssuedTokens).refresh_token));
+    }
+
+    it('never counts a request refused for its application against the user', async (t) => {
+      await oneAppFloods(t, {});
+    });
+
+    it('never counts a request refused for its application against the user, with REDIS_URL', async (t) => {
+      const skip = await redisSkipReason();
+      if (skip !== undefined) return t.skip(skip);
+      await oneAppFloods(t, { REDIS_URL, REDIS_KEY_PREFIX: uniqueRedisPrefix() });
     });
 
     // Requests that have not proven they may act for the user are never counted against the user: with an

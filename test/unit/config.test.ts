@@ -93,11 +93,22 @@ describe('loadConfig()', () => {
       'uniquelocal',
     ]);
     assert.equal(loadConfig({ TRUST_PROXY: '16' }).trustProxy, 16);
+    assert.equal(loadConfig({ TRUST_PROXY: '1' }).http.maxConnectionsPerIp, 0);
     assert.throws(
       () => loadConfig({ TRUST_PROXY: 'true' }),
       (err: Error) =>
         /^TRUST_PROXY: .*any client choose its address.*number of proxies.*loopback.*CIDRs/.test(err.message),
     );
+  });
+
+  it('TRUST_PROXY: a hop count of 0, however written, is no proxy, and keeps the per-address connection cap', () => {
+    const noProxy = loadConfig({});
+    for (const zero of ['0', '00', '000', ' 0 ']) {
+      const c = loadConfig({ TRUST_PROXY: zero });
+      assert.equal(c.trustProxy, false, zero);
+      assert.equal(c.http.maxConnectionsPerIp, noProxy.http.maxConnectionsPerIp, zero);
+      assert.ok(c.http.maxConnectionsPerIp > 0, zero);
+    }
   });
 
   it('TRUST_PROXY: ranges up to the widest private one of each family (/8, /7), none of IPv4-mapped IPv6', () => {
