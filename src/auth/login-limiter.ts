@@ -2,9 +2,11 @@
 // address across all users per window (so one address cannot try passwords for every user), both counted
 // atomically before the password is checked. Client addresses come canonical (src/http/client-address.ts).
 // An attempt whose password was never checked, because the password queue refused it or its client went
-// away while it waited, is given back (`giveBack`): it spends neither budget. The address's rank in the
-// password queue (fewest attempts first) is a third count, of every attempt, given back or not: an address
-// that keeps sending while it is refused ranks behind one that asks less often.
+// away while it waited, is given back (`giveBack`): it spends neither budget. A check's rank in the
+// password queue (fewest attempts first) comes from two more counts, of every attempt, given back or not:
+// the address's attempts and the target account's attempts from every address (`rank`, the greater of
+// the two). So an address that keeps sending while it is refused ranks behind one that asks less often,
+// and so do the many addresses of a flood against one account, each of which asks rarely.
 //
 // Where the count lives: in Redis with REDIS_URL (per instance while Redis is unreachable, never
 // unlimited), in the node:cluster primary for WORKERS > 1, else in this process's memory. The counting
@@ -19,10 +21,11 @@ export type LimitDecision =
   | {
       allowed: true;
       /**
-       * the client address's attempts in the window, this one included, the ones given back too (its
-       * rank in the password queue)
+       * the check's rank in the password queue: the greater of the client address's attempts and the
+       * target account's attempts (from every address) in the window, this one included, the ones given
+       * back too
        */
-      addressAttempts: number;
+      rank: number;
       /**
        * Takes this attempt back from both counts, for an attempt whose password was not checked. Never
        * rejects: a store that does not answer keeps the attempt counted.
@@ -35,11 +38,13 @@ export type LimitDecision =
 const KEY_PREFIX = 'login';
 const ADDRESS_KEY_PREFIX = 'login-address';
 const RANK_KEY_PREFIX = 'login-rank';
-/** The rank count only counts: it never refuses. */
+const ACCOUNT_RANK_KEY_PREFIX = 'login-account-rank';
+/** The rank counts only count: they never refuse. */
 const UNLIMITED = 2 ** 31 - 1;
 
 export class LoginLimiter {
-  private counters: Promise<{ perUser: Counter; perAddress: Counter; rank: Counter }> | undefined;
+  private counters:
+    Promise<{ perUser: Counter; perAddress: Counter; rank: Counter; accountRank: Counter }> | undefined;
   private degraded = false;
   private readonly settings: LimiterSettings;
   private readonly log: LinkLogger | undefined;
@@ -61,13 +66,14 @@ export class LoginLimiter {
     };
   }
 
-  /** The three counters, made with the first attempt (loading rate-limiter-flexible then). */
+  /** The four counters, made with the first attempt (loading rate-limiter-flexible then). */
   private countersNow() {
     const { points, addressPoints, durationS } = this.settings;
     this.counters ??= import('./login-counters.ts').then(({ makeCounter }) => ({
       perUser: makeCounter(this.spec(KEY_PREFIX, points, durationS)),
       perAddress: makeCounter(this.spec(ADDRESS_KEY_PREFIX, addressPoints, durationS)),
       rank: makeCounter(this.spec(RANK_KEY_PREFIX, UNLIMITED, durationS)),
+      accountRank: makeCounter(this.spec(ACCOUNT_RANK_KEY_PREFIX, UNLIMITED, durationS)),
     }));
     return this.counters;
   }
@@ -93,23 +99,26 @@ export class LoginLimiter {
   }
 
   /**
-   * Counts one attempt against both limits, and in the address's rank. Rejects (throws) only when no
-   * limiter could count it.
+   * Counts one attempt against both limits, and in the address's and the account's ranks. Rejects
+   * (throws) only when no limiter could count it.
    */
   async attempt(userId: number, address: string): Promise<LimitDecision> {
-    const { perUser, perAddress, rank } = await this.countersNow();
+    const { perUser, perAddress, rank, accountRank } = await this.countersNow();
     const userKey = `${userId}:${address}`;
-    const [user, client, ranked] = await Promise.all([
+    const [user, client, ranked, accountRanked] = await Promise.all([
       perUser.count(userKey),
       perAddress.count(address),
       rank.count(address),
+      accountRank.count(String(userId)),
     ]);
     // The counts travel over one link: the per-user count tells whether Redis answered.
     this.noteSource(user.fallback);
     if (user.allowed && client.allowed)
       return {
         allowed: true,
-        addressAttempts: ranked.consumed,
+        // A flood against one account from many addresses ranks as the account's attempts, however
+        // rarely each address asks; one address ranks as its own attempts, however many accounts it tries.
+        rank: Math.max(ranked.consumed, accountRanked.consumed),
         giveBack: async () => {
           await Promise.allSettled([perUser.giveBack(userKey, user), perAddress.giveBack(address, client)]);
         },

@@ -52,15 +52,17 @@ export async function checkPasswordLogin(
   if (user.password_version === LEGACY_PASSWORD_VERSION) return { kind: 'legacy-password' };
   let matches: boolean;
   try {
-    // Checks wait in line by address and its attempts: a flood cannot starve quieter addresses.
+    // Checks wait in line by address, ranked by its attempts and the account's: a flood, from one
+    // address or many against one account, cannot starve quieter addresses.
     matches = await deps.passwords.verify(password, user.password_hash, {
       abandoned,
       key: clientIp,
-      rank: decision.addressAttempts,
+      rank: decision.rank,
     });
   } catch (err) {
     if (err instanceof PasswordQueueFull || err instanceof PasswordCheckAbandoned) {
-      // No password was compared: the attempt costs neither login budget (it still ranks the address).
+      // No password was compared: the attempt costs neither login budget (it still ranks the address
+      // and the account).
       await decision.giveBack();
       return { kind: 'busy', retryAfterS: BUSY_RETRY_AFTER_S };
     }

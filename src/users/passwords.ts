@@ -2,7 +2,8 @@
 // MD5 digests). bcrypt runs on libuv's thread pool through @node-rs/bcrypt's async API, never on the
 // event loop, and at most `concurrency` at once (one fewer while the event loop is busy), so a login storm
 // cannot take every core from the other requests. Checks that wait take turns by client address, fewest
-// login attempts first (Semaphore), so a flood from many addresses cannot keep a quieter one out.
+// login attempts first (of the address, or of the account it tries if more; Semaphore), so a flood from
+// many addresses cannot keep a quieter one out.
 import { createHash } from 'node:crypto';
 import type * as Bcrypt from '@node-rs/bcrypt';
 
@@ -40,7 +41,8 @@ export interface Turn {
   key?: string;
   /**
    * the key's standing, lower first (for a password check: the address's login attempts in the current
-   * window); the latest task of a key sets it for every waiting task of that key
+   * window, or the target account's from every address if more); the latest task of a key sets it for
+   * every waiting task of that key
    */
   rank?: number;
 }
@@ -219,9 +221,10 @@ export class PasswordHasher {
 
   /**
    * Waiting checks take turns by client address (`turn.key`), ranked by the address's login attempts in
-   * the current window (`turn.rank`, fewest first): while many addresses flood the queue, an address that
-   * tries less often than each of them is still answered, and an address that floods alone may still use
-   * the whole queue. Throws PasswordQueueFull when PASSWORD_QUEUE_MAX checks already wait and none stands
+   * the current window, or the target account's from every address when more (`turn.rank`, fewest
+   * first): while many addresses flood the queue, an address that tries less often than each of them
+   * is still answered, and so is a user who tries her own account less often than a flood of many
+   * addresses against another; an address that floods alone may still use the whole queue. Throws PasswordQueueFull when PASSWORD_QUEUE_MAX checks already wait and none stands
    * after this one, or when a check that stands before it takes its place while it waits;
    * PasswordCheckAbandoned when `turn.abandoned()` (the client hung up) by the time its turn comes, or
    * when the queue is full as another check arrives. No bcrypt runs for any of them.

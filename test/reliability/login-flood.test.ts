@@ -5,6 +5,8 @@
 // A login the queue refuses (or drops, its client gone) had no password checked: it is not counted
 // against the login limits, in any of their stores, so a flood cannot spend an honest user's budget. It
 // still ranks its address: an address that keeps sending while refused stands behind a quieter one.
+// A check also ranks by the attempts against its account from every address: a flood against one account
+// from many fresh addresses stands behind a user who tries her own account.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -341,3 +343,66 @@ for (const store of STORES.slice(0, 2))
       },
     );
   });
+
+/** A fresh address for each flood login (10.0.0.0/8): no address ever comes near its login limits. */
+const floodAddress = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
+for (const store of STORES.slice(0, 2))
+  for (const dialect of DIALECTS)
+    describe(`a flood against one account from many addresses, counted ${store.name} [${dialect}]`, () => {
+      it(
+        'ranks behind a user who tries her own account: she signs in while it goes on',
+        { skip: store.skip },
+        async (t) => {
+          // The default login limits: each flood address makes one attempt, far within both.
+          const h = await build(t, dialect, {
+            BCRYPT_CONCURRENCY: '1',
+            PASSWORD_QUEUE_MAX: '8',
+            ...store.env(),
+          });
+          const [bob] = await slowUsers(h, 1, 'bob pw');
+          const [alice] = await slowUsers(h, 1, 'alice pw');
+          let sentCount = 0;
+          const answers: Record<number, number> = {};
+          const inFlight = new Set<Promise<unknown>>();
+          // 40 logins to bob with wrong passwords every 200 ms, each from an address never seen before,
+          // without waiting for the answers.
+          const flood = setInterval(() => {
+            for (let i = 0; i < 40; i++) {
+              const n = ++sentCount;
+              const sent = loginFrom(h, floodAddress(n), bob!, `wrong ${n}`).then(
+                (r) => (answers[r.statusCode] = (answers[r.statusCode] ?? 0) + 1),
+              );
+              inFlight.add(sent);
+              void sent.finally(() => inFlight.delete(sent));
+            }
+          }, 200);
+          let refusedWhenIn = 0;
+          try {
+            assert.ok(
+              await eventually(100, 20, async () => (answers[503] ?? 0) >= 100),
+              `the flood did not fill the queue: ${JSON.stringify(answers)}`,
+            );
+            // Alice, on her own address, retries as Retry-After says until she is in (five tries at most).
+            const statuses: number[] = [];
+            for (let i = 0; i < 5 && statuses.at(-1) !== 200; i++) {
+              const r = await loginFrom(h, HONEST, alice!, 'alice pw');
+              statuses.push(r.statusCode);
+              if (r.statusCode === 503) await sleep(Number(r.headers['retry-after']) * 1000);
+            }
+            refusedWhenIn = answers[503] ?? 0;
+            assert.equal(statuses.at(-1), 200, `${statuses.join(',')} ${JSON.stringify(answers)}`);
+            // The flood still fills the queue after she is in: it is refused on.
+            assert.ok(
+              await eventually(100, 20, async () => (answers[503] ?? 0) > refusedWhenIn + 40),
+              JSON.stringify(answers),
+            );
+          } finally {
+            clearInterval(flood);
+            await Promise.all(inFlight);
+          }
+          // Only the flood's wrong passwords were checked besides hers: nothing else answered.
+          assert.deepEqual(Object.keys(answers).sort(), ['403', '503'], JSON.stringify(answers));
+        },
+      );
+    });

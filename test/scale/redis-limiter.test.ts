@@ -106,6 +106,7 @@ describe('login limit shared through Redis', async () => {
     t.after(() => redis.quit());
     const keys = await redis.keys(`${prefix}*`);
     assert.deepEqual(keys.sort(), [
+      `${prefix}login-account-rank:7`,
       `${prefix}login-address:10.0.0.1`,
       `${prefix}login-rank:10.0.0.1`,
       `${prefix}login:7:10.0.0.1`,
