@@ -407,7 +407,9 @@ for (const dialect of DIALECTS) {
 
 /**
  * Rows at both ends of the id range, added to the source of seedSource: ids at the 32-bit limit, which
- * would leave the target's id generators no room, ids of 0 and below, and a name mixing Latin and Cyrillic.
+ * would leave the target's id generators no room, ids of 0 and below, a name mixing Latin and Cyrillic,
+ * and a name whose bytes are not UTF-8 (C0 AF, then "lol"), which a binary column hands over as they are
+ * and which reads as "\ufffd\ufffdlol".
  */
 const MIXED_NAME = '\u0410lice Mixed'; // a Cyrillic "А", then Latin letters
 async function seedEdges(url: string) {
@@ -425,6 +427,12 @@ async function seedEdges(url: string) {
       'INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES (?, ?, ?, ?, 2, 3)',
       [id, username, `edge#${id}`, hash],
     );
+  // Bytes kept as they are: the column's values (UTF-8 so far) stay the same bytes.
+  await c.query('ALTER TABLE users MODIFY username varbinary(255) NOT NULL');
+  await c.query(
+    "INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES (1011, UNHEX('C0AF6C6F6C'), 'edge#1011', ?, 2, 3)",
+    [hash],
+  );
   for (const [id, user, privileges, secret] of [
     [MAX_ID, '1000', 2, 'edge token'],
     [MAX_EXPLICIT_ID, '1001', 2 | 128, 'high token'],
@@ -443,7 +451,8 @@ const EDGE_SKIPS: Array<[string, number, RegExp]> = [
   ['users', MAX_ID, new RegExp(`id ${MAX_ID} is above ${MAX_EXPLICIT_ID}, the largest id tokend takes`)],
   ['users', 0, /id 0 is below 1/],
   ['users', -4, /id -4 is below 1/],
-  ['users', 1010, /may not mix Latin and Cyrillic letters/],
+  ['users', 1010, /may not mix Cyrillic and Latin letters/],
+  ['users', 1011, /^username "\ufffd\ufffdlol": .*U\+FFFD, the replacement character.*not valid UTF-8/],
   ['tokens', MAX_ID, new RegExp(`id ${MAX_ID} is above ${MAX_EXPLICIT_ID}`)],
   ['tokens', 0, /id 0 is below 1/],
   ['tokens', -2, /id -2 is below 1/],

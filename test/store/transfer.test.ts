@@ -219,7 +219,7 @@ const HOSTILE_USERS: Array<[string, string, RegExp]> = [
   [
     'a name mixing Latin and Cyrillic letters',
     exportOf([user(1, 'bob'), user(2, '\u0430lice')]),
-    /line 3: users: username "\u0430lice": a username may not mix Latin and Cyrillic letters/,
+    /line 3: users: username "\u0430lice": a username may not mix Cyrillic and Latin letters/,
   ],
   [
     'a zero-width space',

@@ -46,10 +46,49 @@ describe('usernameSafe()', () => {
       '   ',
       'a'.repeat(256),
       '\u3164',
+      'alice\ufe0f',
+      'alice\u034f',
+      'alice\u17b4',
+      'alice\u180b',
+      'bob\u{e0100}',
+      'x\u{e0041}',
+      '\ufffd\ufffdlol',
+      '\ua4eelice',
+      '\u13aalice',
+      '\u4e28ice',
+      '\u3163ice', // a Hangul letter like "l"
+      'ㄚes', // a Bopomofo letter like "Y"
     ])
       assert.ok(usernameProblem(bad) !== undefined, JSON.stringify(bad));
-    for (const good of ['alice', 'Cool Player', 'ÄÖÜ', 'ｆｕｌｌ', '日本語', 'a-b_c.d'])
+    for (const good of [
+      'alice',
+      'Cool Player',
+      'ÄÖÜ',
+      'ｆｕｌｌ',
+      '日本語',
+      'a-b_c.d',
+      '山田たろう',
+      'ヤマダ・タロウ',
+      '김민준',
+      '韓國김',
+      '王ㄅㄆ',
+      'Алиса 2',
+      'नमस्ते',
+      'עברית',
+    ])
       assert.equal(usernameProblem(good), undefined, good);
+  });
+
+  it('knows the script of every character Unicode gives one', async () => {
+    const { USERNAME_SCRIPTS } = await import('../../src/users/username.ts');
+    const known = new RegExp(
+      `[\\p{Script=Common}\\p{Script=Inherited}\\p{Script=Unknown}${USERNAME_SCRIPTS.map((s) => `\\p{Script=${s}}`).join('')}]`,
+      'u',
+    );
+    const missing: string[] = [];
+    for (let codePoint = 0; codePoint <= 0x10ffff; codePoint++)
+      if (!known.test(String.fromCodePoint(codePoint))) missing.push(codePoint.toString(16));
+    assert.deepEqual(missing.slice(0, 10), [], 'code points whose script the username rule does not list');
   });
 
   it('is idempotent', () => {

@@ -61,7 +61,7 @@ describe('rowToUser', () => {
         String(id),
       );
     assert.match(reason(rowToUser(user({ id: 1.5 }), 1))!, /id "1.5" is not an integer/);
-    assert.match(reason(rowToUser(user({ username: 'Ρaul' }), 1))!, /may not mix Latin and Greek letters/);
+    assert.match(reason(rowToUser(user({ username: 'Ρaul' }), 1))!, /may not mix Greek and Latin letters/);
     assert.match(
       reason(rowToUser(user({ privileges: 2 ** 31 }), 1))!,
       /privileges 2147483648 is out of range/,

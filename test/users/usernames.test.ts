@@ -63,28 +63,66 @@ describe('tokend user create and usernames', () => {
       assert.equal(r.code, 1, name);
       assert.match(r.stderr, /already exists/, name);
     }
-    for (const name of ['ali\u200bce', 'bob\u202e', 'tab\there']) {
+    for (const name of [
+      'ali\u200bce',
+      'bob\u202e',
+      'tab\there',
+      // Invisible marks: variation selectors, the combining grapheme joiner, a Khmer invisible vowel, a
+      // Mongolian free variation selector, a variation selector of the supplement.
+      'alice\ufe0f',
+      'alice\u034f',
+      'alice\u17b4',
+      'alice\u180b',
+      'bob\u{e0100}',
+    ]) {
       const r = await h.cli(['user', 'create', '--username', name, '--password', 'p']);
       assert.equal(r.code, 2, `${JSON.stringify(name)}: a usage mistake`);
       assert.match(r.stderr, /control, format or invisible characters/);
     }
     const ok = await h.json(['user', 'create', '--username', 'Ünïcode Ｎａｍｅ', '--password', 'p']);
     assert.equal(ok.username, 'Ünïcode Ｎａｍｅ');
+    const { users } = (await h.json(['user', 'list'])) as unknown as { users: Array<{ username: string }> };
+    assert.deepEqual(
+      users.map((u) => u.username).sort(),
+      ['alice', 'Ünïcode Ｎａｍｅ'].sort(),
+      'no refused name was created',
+    );
   });
 
-  it('refuses a name mixing Latin, Greek and Cyrillic letters, once in NFKC; one script is fine', async (t) => {
+  it('refuses a name holding U+FFFD, the mark of bytes that were not UTF-8', async (t) => {
     const h = await cliHarness(t);
+    const r = await h.cli(['user', 'create', '--username', '\ufffd\ufffdlol', '--password', 'p']);
+    assert.equal(r.code, 2, 'a usage mistake');
+    assert.match(r.stderr, /--username: .*U\+FFFD, the replacement character.*not valid UTF-8/);
+  });
+
+  it('refuses a name mixing the letters of two scripts, once in NFKC; one script, or CJK, is fine', async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'alice', '--password', 'p']);
     for (const [name, scripts] of [
-      ['\u0430lice', 'Latin and Cyrillic'], // Cyrillic "а"
+      ['\u0430lice', 'Cyrillic and Latin'], // Cyrillic "а"
       ['ＰΑＹ', 'Latin and Greek'], // fullwidth Latin around a Greek capital alpha
       ['\u{1d41a}dmin\u0456', 'Latin and Cyrillic'], // mathematical bold "a" (Latin in NFKC), Cyrillic "і"
       ['\u03bf\u043e', 'Greek and Cyrillic'], // Greek and Cyrillic "o"
+      ['\ua4eelice', 'Lisu and Latin'], // Lisu "ꓮ"
+      ['\u13aalice', 'Cherokee and Latin'], // Cherokee "Ꭺ"
+      ['\u4e28x', 'Han and Latin'], // a Han stroke like "l": Han goes only with kana, Hangul, Bopomofo
+      ['\u0430l\u03b9ce', 'Cyrillic, Latin, and Greek'],
     ]) {
       const r = await h.cli(['user', 'create', '--username', name!, '--password', 'p']);
       assert.equal(r.code, 2, `${name}: a usage mistake`);
       assert.match(r.stderr, new RegExp(`--username: a username may not mix ${scripts} letters`), name);
     }
-    for (const name of ['Алиса', 'Σωκράτης', 'Straße 42', 'Zoë_99']) {
+    for (const name of [
+      'Алиса',
+      'Σωκράτης',
+      'Straße 42',
+      'Zoë_99',
+      '山田たろう',
+      '김민준',
+      'ヤマダ',
+      '王ㄅㄆ',
+    ]) {
       const r = await h.cli(['user', 'create', '--username', name, '--password', 'p']);
       assert.equal(r.code, 0, `${name}: ${r.stderr}`);
     }
