@@ -5,7 +5,8 @@
 import type { Db } from '../store/database.ts';
 import { followExplicitIds } from '../store/sql-dialect.ts';
 import { explicitIdProblem } from '../store/ids.ts';
-import { usernameProblem, usernameSafe } from '../users/username.ts';
+import { usernameProblem } from '../users/username-rules.ts';
+import { usernameSafe } from '../users/username.ts';
 import { FORMAT, VERSION, TRANSFER_TABLES, tablesIn, type AnyDb, type Cell, type Row } from './format.ts';
 
 const BATCH = 500;

@@ -35,7 +35,7 @@ describe('usernameSafe()', () => {
   });
 
   it('refuses control, format and zero-width characters in new names', async () => {
-    const { usernameProblem } = await import('../../src/users/username.ts');
+    const { usernameProblem } = await import('../../src/users/username-rules.ts');
     for (const bad of [
       'ali\u200bce',
       'a\u0000b',
@@ -80,7 +80,7 @@ describe('usernameSafe()', () => {
   });
 
   it('knows the script of every character Unicode gives one', async () => {
-    const { USERNAME_SCRIPTS } = await import('../../src/users/username.ts');
+    const { USERNAME_SCRIPTS } = await import('../../src/users/username-rules.ts');
     const known = new RegExp(
       `[\\p{Script=Common}\\p{Script=Inherited}\\p{Script=Unknown}${USERNAME_SCRIPTS.map((s) => `\\p{Script=${s}}`).join('')}]`,
       'u',

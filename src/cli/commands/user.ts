@@ -12,7 +12,7 @@ import {
   type UserRow,
 } from '../../users/repository.ts';
 import { nowSeconds } from '../../auth/clock.ts';
-import { usernameProblem } from '../../users/username.ts';
+import { usernameProblem } from '../../users/username-rules.ts';
 import { changePassword, signOutEverywhere } from '../../auth/revocation.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import type { Style } from '../format.ts';
