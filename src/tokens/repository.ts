@@ -154,15 +154,8 @@ const neverUsed = sql<number>`CASE WHEN created_at = last_updated THEN 1 ELSE 0 
 const pageTokensOf = (db: Db, userId: number, now: number) =>
   publicTokensOf(db, userId, now).select(['created_at', neverUsed.as('never_used')]);
 
-const pageToken = (row: {
-  id: number;
-  privileges: number;
-  description: string;
-  last_updated: number;
-  expires_at: number | null;
-  created_at: number | null;
-  never_used: number | string;
-}): PageToken => ({
+/** A row as the drivers give it: numbers may come back as strings, and never_used as 0 or 1. */
+const pageToken = (row: Omit<PageToken, 'never_used'> & { never_used: number | string }): PageToken => ({
   id: row.id,
   privileges: Number(row.privileges),
   description: row.description,
