@@ -9,7 +9,7 @@
 // from many fresh addresses stands behind a user who tries her own account.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { build, body, scrapeMetrics, WITH_METRICS, type Harness } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { insertUser } from '../../src/users/repository.ts';
@@ -42,6 +42,25 @@ async function loginOutcomes(h: Harness): Promise<Record<string, number>> {
   for (const m of text.matchAll(/^tokend_login_attempts_total\{outcome="([^"]+)"\} (\d+)/gm))
     out[m[1] as string] = Number(m[2]);
   return out;
+}
+
+/**
+ * Listens on a real port and returns a function that sends one login (user id, `password`) on a socket
+ * of its own and hands back the socket, unread: a test hangs the client up by destroying it.
+ */
+async function rawLoginSender(h: Harness, password: string): Promise<(id: number) => Socket> {
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = h.app.server.address();
+  assert.ok(address && typeof address === 'object');
+  return (id) => {
+    const payload = JSON.stringify({ id, password });
+    const socket = connect(address.port, '127.0.0.1');
+    socket.write(
+      `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+    );
+    return socket;
+  };
 }
 
 for (const dialect of DIALECTS)
@@ -122,18 +141,7 @@ for (const dialect of DIALECTS)
     it('drops the checks of clients that hung up before their turn', async (t) => {
       const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', ...WITH_METRICS });
       const ids = await slowUsers(h, 8, 'pw');
-      await h.app.listen({ port: 0, host: '127.0.0.1' });
-      const address = h.app.server.address();
-      assert.ok(address && typeof address === 'object');
-      const send = (id: number) => {
-        const payload = JSON.stringify({ id, password: 'pw' });
-        const socket = connect(address.port, '127.0.0.1');
-        socket.write(
-          `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
-            `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
-        );
-        return socket;
-      };
+      const send = await rawLoginSender(h, 'pw');
       // One check holds the only bcrypt slot; six more queue behind it and their clients hang up.
       const first = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[0], password: 'pw' } });
       await new Promise((r) => setTimeout(r, 20));
@@ -158,18 +166,7 @@ for (const dialect of DIALECTS)
         ...WITH_METRICS,
       });
       const ids = await slowUsers(h, 5, 'pw');
-      await h.app.listen({ port: 0, host: '127.0.0.1' });
-      const address = h.app.server.address();
-      assert.ok(address && typeof address === 'object');
-      const send = (id: number) => {
-        const payload = JSON.stringify({ id, password: 'pw' });
-        const socket = connect(address.port, '127.0.0.1');
-        socket.write(
-          `POST ${h.config.basePath}/v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
-            `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
-        );
-        return socket;
-      };
+      const send = await rawLoginSender(h, 'pw');
       // One check holds the only bcrypt slot; three more fill the queue and their clients hang up.
       const first = h.api({ method: 'POST', path: '/tokens', payload: { id: ids[0], password: 'pw' } });
       await new Promise((r) => setTimeout(r, 20));

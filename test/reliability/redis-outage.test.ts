@@ -100,6 +100,25 @@ async function outage(t: TestContext): Promise<Outage> {
   };
 }
 
+/** Once Redis answers again: readiness says "ready" and `user`'s attempts are counted in Redis again. */
+async function assertBackOnRedis(s: Outage, user: SeedUser): Promise<void> {
+  assert.ok(
+    await eventually(40, 250, async () => (await s.ready()).body.message === 'ready'),
+    'readiness did not recover',
+  );
+  assert.ok(
+    await eventually(40, 250, async () => {
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        payload: { id: user.id, password: 'wrong' },
+      });
+      return r.statusCode === 403 && (await s.sharedCount(user)) > 0;
+    }),
+    'attempts did not go back to Redis',
+  );
+}
+
 describe('Redis outage', async () => {
   const skip = await redisSkipReason();
 
@@ -126,21 +145,7 @@ describe('Redis outage', async () => {
 
       // Redis back: readiness reports it again and attempts are shared through Redis, without a restart.
       await s.proxy.restore();
-      assert.ok(
-        await eventually(40, 250, async () => (await s.ready()).body.message === 'ready'),
-        'readiness did not recover',
-      );
-      assert.ok(
-        await eventually(40, 250, async () => {
-          const r = await s.app.inject({
-            method: 'POST',
-            url: '/api/v1/tokens',
-            payload: { id: after.id, password: 'wrong' },
-          });
-          return r.statusCode === 403 && (await s.sharedCount(after)) > 0;
-        }),
-        'attempts did not go back to Redis',
-      );
+      await assertBackOnRedis(s, after);
     },
   );
 
@@ -170,20 +175,6 @@ describe('Redis outage', async () => {
 
     // Redis answers again: shared again without a restart.
     await s.proxy.restore();
-    assert.ok(
-      await eventually(40, 250, async () => (await s.ready()).body.message === 'ready'),
-      'readiness did not recover',
-    );
-    assert.ok(
-      await eventually(40, 250, async () => {
-        const r = await s.app.inject({
-          method: 'POST',
-          url: '/api/v1/tokens',
-          payload: { id: after.id, password: 'wrong' },
-        });
-        return r.statusCode === 403 && (await s.sharedCount(after)) > 0;
-      }),
-      'attempts did not go back to Redis',
-    );
+    await assertBackOnRedis(s, after);
   });
 });
