@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tools/', 'data/', 'test/artifacts/', '.exp/', 'vendor/kysely/*.js'] },
+  { ignores: ['node_modules/', '.tools/', 'data/', 'test/artifacts/', '.exp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -10,18 +10,6 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       eqeqeq: ['error', 'always'],
-      // Kysely comes from its build in vendor/kysely/ (bin/bundle-kysely.js): its package is 304 modules.
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^kysely(/|$)',
-              message: "Import Kysely as '#kysely' or '#kysely/migration' (vendor/kysely/).",
-            },
-          ],
-        },
-      ],
     },
   },
   // Plain JavaScript run by Node itself (bin/): Node's globals.

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { hash } from '@node-rs/bcrypt';
-import { CompiledQuery } from '#kysely';
+import { CompiledQuery } from 'kysely';
 import { parseDatabaseUrl } from '../src/config.ts';
 import { openStore, type Db, type Dialect, type Store } from '../src/store/database.ts';
 import { TokenPrivilege, UserPrivilege } from '../src/auth/privileges.ts';

@@ -2,7 +2,6 @@
 // The `tokend` executable. Node 24 runs the TypeScript sources directly (type stripping), which it
 // refuses to do under node_modules: use it from a checkout, directly or through `npm link`.
 // Plain JavaScript that an older Node can parse, so that it can say which Node is needed.
-import { existsSync } from 'node:fs';
 import module from 'node:module';
 
 const MAJOR = 24;
@@ -11,15 +10,6 @@ if (Number(process.versions.node.split('.')[0]) < MAJOR) {
     `tokend: needs Node ${MAJOR} or newer, and ${process.execPath} is Node ${process.versions.node}; ` +
       `run this file with a Node ${MAJOR} binary (\`node bin/node24.js --bin-dir\` prints the directory of one), ` +
       `or as \`node bin/node24.js bin/tokend.js …\`\n`,
-  );
-  process.exit(1);
-}
-
-// vendor/kysely/ is built by npm at install (bin/bundle-kysely.js); an install with --ignore-scripts skips it.
-if (!existsSync(new URL('../vendor/kysely/index.js', import.meta.url))) {
-  process.stderr.write(
-    'tokend: vendor/kysely/ is missing (npm builds it at install, unless scripts are ignored); ' +
-      'run `node bin/bundle-kysely.js` in the checkout, then start again\n',
   );
   process.exit(1);
 }

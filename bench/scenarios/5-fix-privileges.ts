@@ -3,7 +3,7 @@
 // and the peak RSS growth of the tokend process. Baseline: the tokens over their limits before and
 // after. Targets: SQLite ≤ 10 s and ≤ 50 MB; PostgreSQL and MariaDB reported. It rewrites a third of
 // the seeded tokens, so the driver runs it last.
-import { CompiledQuery } from '#kysely';
+import { CompiledQuery } from 'kysely';
 import type { Store } from '../../src/store/database.ts';
 import { peakRssOf, resetPeakRss, rssOf } from '../processes.ts';
 import { adminTokenId, benchSecret } from '../seed.ts';

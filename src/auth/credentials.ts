@@ -5,7 +5,7 @@
 // credential carries against the owner's privileges as stored now, 0 for a banned owner. `http/` only
 // reads the credential from the request and keeps the identity this returns.
 import DataLoader from 'dataloader';
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import { hotReadAnyOf } from '../store/sql-dialect.ts';
 import type { Clock } from './clock.ts';
 import { effectivePrivileges } from './privileges.ts';

@@ -2,7 +2,7 @@
 // limit(requested, owner's current privileges), read here, never taken from the caller) and web sessions
 // (private, no privileges). No other module inserts into the tokens table. Here too is the rule for how
 // many live credentials of one kind an owner may hold: beyond the bound, the oldest end (endOldestBeyond).
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';

@@ -1,5 +1,5 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
-import type { Selectable } from '#kysely';
+import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate, upsert } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';

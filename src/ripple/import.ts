@@ -10,7 +10,7 @@
 // Tokens: the source stores the MD5 hex of each secret. It is kept in its legacy form (secret.ts), and
 // the credential lookup replaces it with the SHA-256 hash on the token's first use.
 import type { Store } from '../store/database.ts';
-import type { ExpressionBuilder, Selectable } from '#kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import { MAX_ID, type Database, type TokenTable, type UserTable } from '../store/schema.ts';
 import { limit } from '../auth/privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';

@@ -2,7 +2,7 @@
 // (mysql2), each opened by its module in drivers/. Server databases get a bounded pool and bounded waits,
 // so a dead or hung server fails a request in about `timeoutMs` (a 500 envelope) instead of holding it
 // open. The SQL that differs between the dialects is written in sql-dialect.ts, and nowhere else.
-import type { Kysely } from '#kysely';
+import type { Kysely } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import { migrateToLatest } from './migrations.ts';

@@ -1,8 +1,8 @@
 // Versioned schema migrations. Kysely's Migrator records them in kysely_migration and holds a lock
 // (an advisory lock on PostgreSQL, a locked row on MySQL, the write lock on SQLite) while it runs,
 // so several instances starting at once against one empty database apply each migration once.
-import { sql, type Kysely, type ColumnDefinitionBuilder } from '#kysely';
-import { Migrator, type Migration, type MigrationProvider } from '#kysely/migration';
+import { sql, type Kysely, type ColumnDefinitionBuilder } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import type { Dialect } from './database.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on today's schema type

@@ -1,5 +1,5 @@
 // Table definitions: the source of every row type (Selectable<…>) in the repositories.
-import type { Generated } from '#kysely';
+import type { Generated } from 'kysely';
 
 /** Largest id a user or token can have: ids are 32-bit signed integer columns in every dialect. */
 export const MAX_ID = 2_147_483_647;

@@ -13,7 +13,7 @@ import {
   type SelectQueryBuilder,
   type SqlBool,
   type Updateable,
-} from '#kysely';
+} from 'kysely';
 import type { Db, Dialect, Store } from './database.ts';
 import type { Database } from './schema.ts';
 import { MAX_EXPLICIT_ID } from './ids.ts';

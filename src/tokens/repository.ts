@@ -1,6 +1,6 @@
 // Tokens: plain functions over the database handle or a transaction.
 import { nowSeconds } from '../auth/clock.ts';
-import { sql, type Selectable } from '#kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { greatest, insertReturningId } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';

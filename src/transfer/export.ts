@@ -1,5 +1,5 @@
 // tokend export: every transfer table of the database, as JSON Lines (see format.ts), read page by page.
-import { sql, type RawBuilder } from '#kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { FORMAT, VERSION, TRANSFER_TABLES, tablesIn, type AnyDb, type Header, type Row } from './format.ts';
 

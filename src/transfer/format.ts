@@ -5,7 +5,7 @@
 //   {"end":true,"counts":{"users":1,"tokens":3,…}}
 // Secrets are never in it because none are stored: tokens and client secrets are SHA-256 hashes and
 // passwords are bcrypt hashes.
-import type { Kysely } from '#kysely';
+import type { Kysely } from 'kysely';
 
 export const FORMAT = 'tokend-export';
 export const VERSION = 1;

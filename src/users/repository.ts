@@ -1,5 +1,5 @@
 // Users: plain functions over the database handle or a transaction.
-import type { Selectable } from '#kysely';
+import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { followExplicitIds, insertReturningId } from '../store/sql-dialect.ts';
 import { MAX_ID, type UserTable } from '../store/schema.ts';

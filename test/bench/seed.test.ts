@@ -1,7 +1,7 @@
 // The bench's seeding: the counts it promises, the over-limit third, and that its derived secrets authenticate.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { limit } from '../../src/auth/privileges.ts';

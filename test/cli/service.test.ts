@@ -1,21 +1,12 @@
 // docs/tokend.service, the example systemd unit: systemd-analyze accepts it, it runs bin/tokend.js serve
 // (never npm) on the Node 24 that bin/node24.js names, with the usual service settings, and its ExecStart,
 // run as written on this machine (whose /usr/bin/node may be older), serves on Node 24 and exits 0 on
-// SIGTERM. bin/tokend.js itself refuses a Node older than 24, and a checkout without vendor/kysely/, in
+// SIGTERM. bin/tokend.js itself refuses a Node older than 24 in
 // one line.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -197,24 +188,6 @@ describe('bin/tokend.js on an older Node', () => {
     assert.match(
       lines[0] ?? '',
       new RegExp(`^tokend: needs Node 24 or newer, and ${OLD_NODE} is Node ${major}\\.`),
-    );
-  });
-});
-
-describe('bin/tokend.js without the build of Kysely', () => {
-  it('refuses in one line that says how to build it', (t) => {
-    // A copy of bin/ beside no vendor/: what a checkout installed with --ignore-scripts looks like.
-    const dir = mkdtempSync(join(tmpdir(), 'tokend-no-vendor-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    mkdirSync(join(dir, 'bin'));
-    copyFileSync(join(ROOT, 'bin', 'tokend.js'), join(dir, 'bin', 'tokend.js'));
-    writeFileSync(join(dir, 'package.json'), '{"type": "module"}');
-    const r = spawnSync(process.execPath, [join(dir, 'bin', 'tokend.js'), '--version'], { encoding: 'utf8' });
-    assert.equal(r.status, 1);
-    assert.equal(r.stdout, '');
-    assert.match(
-      r.stderr,
-      /^tokend: vendor\/kysely\/ is missing .*run `node bin\/bundle-kysely\.js`[^\n]*\n$/,
     );
   });
 });

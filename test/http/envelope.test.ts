@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import { build, body, sharedHarness } from '../helpers/app.ts';
 
 /** The JSON inside a JSONP answer `…name(json);`. */

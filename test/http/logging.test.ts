@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { loggerOptions } from '../../src/http/logging.ts';

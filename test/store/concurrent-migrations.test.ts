@@ -2,7 +2,7 @@
 // applied and recorded exactly once (Kysely's Migrator holds a lock while it migrates).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { openStore } from '../../src/store/database.ts';

@@ -9,7 +9,7 @@ import { build } from '../helpers/app.ts';
 import { mintToken } from '../../src/auth/mint.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { hashTokenSecret, legacyTokenHash } from '../../src/auth/secret.ts';
 

@@ -1,6 +1,6 @@
 // What each dialect's driver module (sqlite.ts, postgres.ts, mysql.ts) hands to openStore and
 // migrateDatabase, and the parts they share.
-import { CompiledQuery } from '#kysely';
+import { CompiledQuery } from 'kysely';
 import type { Db, PoolName, PoolStats } from '../database.ts';
 
 export interface PoolLimits {

@@ -7,7 +7,7 @@ import {
   type MysqlPool,
   type MysqlPoolConnection,
   type MysqlQueryResult,
-} from '#kysely';
+} from 'kysely';
 // Loaded when a MySQL database is opened, never otherwise (mysql2 costs MBs of idle memory).
 import type { ExecuteValues, Pool as RawMysqlPool, PoolConnection } from 'mysql2';
 import type { Db } from '../database.ts';

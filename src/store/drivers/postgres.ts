@@ -7,7 +7,7 @@ import {
   type PostgresPool,
   type PostgresPoolClient,
   type PostgresQueryResult,
-} from '#kysely';
+} from 'kysely';
 // Loaded when a PostgreSQL database is opened, never otherwise (pg costs MBs of idle memory).
 import type pg from 'pg';
 import type { Db, PoolStats } from '../database.ts';

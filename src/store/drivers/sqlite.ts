@@ -5,7 +5,7 @@ import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
-import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from '#kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { DatabaseConfig } from '../../config.ts';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
