@@ -35,7 +35,7 @@ import {
   capConnectionsPerAddress,
 } from './http/connections.ts';
 import { redisReadiness } from './health/redis-check.ts';
-import { trustFunction } from './http/trust-proxy.ts';
+import { trustFunction } from './trust-proxy.ts';
 
 export interface Services {
   config: Config;

@@ -1,15 +1,9 @@
 // Environment → typed, validated configuration. Every bad value is reported with the variable's name.
 import { availableParallelism } from 'node:os';
-import { MAX_HOPS, NAMED_RANGES, trustEntryProblem, trustFunction } from './http/trust-proxy.ts';
+import { MAX_HOPS, NAMED_RANGES, trustEntryProblem, trustFunction, type TrustProxy } from './trust-proxy.ts';
 
 export type DatabaseConfig =
   { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
-
-/**
- * false: the socket's address; a hop count; or the proxies to trust (addresses, CIDRs, loopback…).
- * What each form trusts: src/http/trust-proxy.ts.
- */
-export type TrustProxy = false | number | string[];
 
 export interface Config {
   database: DatabaseConfig;

@@ -6,7 +6,12 @@
 // handed over as this function too.)
 import { BlockList, isIP, SocketAddress } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
-import type { TrustProxy } from '../config.ts';
+
+/**
+ * TRUST_PROXY as config reads it: false (the socket's address), a hop count, or the proxies to trust
+ * (addresses, CIDRs, loopback…). What each form trusts: SECURITY.md.
+ */
+export type TrustProxy = false | number | string[];
 
 export type TrustFunction = (address: string, hop: number) => boolean;
 
