@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tools/', 'data/', 'test/artifacts/', '.exp/'] },
+  { ignores: ['node_modules/', 'data/', 'test/artifacts/', '.exp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

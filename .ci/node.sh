@@ -1,6 +1,6 @@
-# Sourced by .ci/run (and by developers who want `node` itself to be Node 24 in their shell): puts Node 24
-# first on PATH. bin/node24.js decides which Node that is (the running one when it is 24 or newer, else
-# Node 24 fetched once from the npm registry into .tools/); package.json's scripts use the same file.
+# Sourced by .ci/run after `npm ci` (and by developers who want `node` itself to be Node 24 in their shell):
+# puts the checkout's node_modules/.bin first on PATH, as npm does for its scripts. There `npm ci` installed
+# Node 24 (the optional dependency node-<platform>-<arch>, pinned by the lockfile) where the registry has
+# it for this platform; elsewhere `node` stays the system's, which must then be Node 24.
 tokend_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tokend_node_bin=$(node "$tokend_root/bin/node24.js" --bin-dir) || return 1
-export PATH="$tokend_node_bin:$PATH"
+export PATH="$tokend_root/node_modules/.bin:$PATH"

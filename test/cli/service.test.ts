@@ -1,8 +1,7 @@
 // docs/tokend.service, the example systemd unit: systemd-analyze accepts it, it runs bin/tokend.js serve
-// (never npm) on the Node 24 that bin/node24.js names, with the usual service settings, and its ExecStart,
-// run as written on this machine (whose /usr/bin/node may be older), serves on Node 24 and exits 0 on
-// SIGTERM. bin/tokend.js itself refuses a Node older than 24 in
-// one line.
+// (never npm) on the checkout's Node 24 (node_modules/.bin/node, which `npm ci` installs), with the usual
+// service settings, and its ExecStart, run as written on this machine (whose /usr/bin/node may be older),
+// serves on Node 24 and exits 0 on SIGTERM. bin/tokend.js itself refuses a Node older than 24 in one line.
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -52,7 +51,10 @@ function execStart(): string[] {
 /** The unit with this checkout in place of the example's install directory. */
 const localUnit = (): string => UNIT.replaceAll(INSTALLED_AT, ROOT);
 
-/** The system's own Node, which the unit runs bin/node24.js with, and its major version. */
+/** The Node 24 that `npm ci` installs into the checkout, which the unit runs. */
+const CHECKOUT_NODE = 'node_modules/.bin/node';
+
+/** The system's own Node, which the unit must not run when it is older, and its major version. */
 const SYSTEM_NODE = '/usr/bin/node';
 const systemMajor = existsSync(SYSTEM_NODE)
   ? Number(spawnSync(SYSTEM_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout)
@@ -65,12 +67,11 @@ function scratch(t: TestContext): string {
 }
 
 describe('docs/tokend.service', () => {
-  it('runs bin/tokend.js serve on the Node 24 that bin/node24.js names, never through npm', () => {
+  it("runs bin/tokend.js serve on the checkout's Node 24, never through npm", () => {
     const argv = execStart();
     assert.match(argv[0] ?? '', /^\/\S+$/, 'an absolute path first');
     const command = argv.join(' ');
-    assert.ok(command.includes(`${SYSTEM_NODE} ${INSTALLED_AT}/bin/node24.js --bin-dir`), command);
-    assert.match(command, new RegExp(`exec "[^"]*/node" ${INSTALLED_AT}/bin/tokend\\.js serve$`));
+    assert.deepEqual(argv, [`${INSTALLED_AT}/${CHECKOUT_NODE}`, `${INSTALLED_AT}/bin/tokend.js`, 'serve']);
     assert.doesNotMatch(command, /\bnpm\b/);
     const comments = UNIT.split('\n').filter((l) => l.startsWith('#'));
     assert.ok(
@@ -78,10 +79,10 @@ describe('docs/tokend.service', () => {
       'a comment says the Node must be 24 or newer',
     );
     assert.ok(
-      comments.some((l) => l.includes('node bin/node24.js --bin-dir')),
-      'the install steps fetch Node 24 when the system has an older one',
+      comments.some((l) => l.includes('npm ci --omit=dev')),
+      'the install steps install the dependencies, Node 24 among them',
     );
-    assert.ok(existsSync(join(ROOT, 'bin', 'tokend.js')) && existsSync(join(ROOT, 'bin', 'node24.js')));
+    assert.ok(existsSync(join(ROOT, 'bin', 'tokend.js')));
   });
 
   it('has the settings a service needs: its own user, an environment file, restarts, hardening', () => {
@@ -116,7 +117,9 @@ describe('docs/tokend.service', () => {
   });
 
   const skipRun =
-    Number.isFinite(systemMajor) || IN_CI ? false : `no ${SYSTEM_NODE}, which the unit's ExecStart runs`;
+    existsSync(join(ROOT, CHECKOUT_NODE)) || IN_CI
+      ? false
+      : `no ${CHECKOUT_NODE} (npm ci installs none on this platform, or ran with --omit=optional)`;
   it(
     `its ExecStart, run as written (${SYSTEM_NODE} is Node ${systemMajor}), serves on Node 24 and exits 0 on SIGTERM`,
     { skip: skipRun, timeout: 120_000 },
@@ -152,7 +155,7 @@ describe('docs/tokend.service', () => {
       const origin = await listening.origin;
       assert.equal((await fetch(`${origin}/api/v1/ping`)).status, 200);
 
-      // The process systemd started is tokend's Node itself (the shell replaced itself), and it is 24.
+      // The process systemd started is tokend's Node itself, and it is 24.
       const binary = readlinkSync(`/proc/${child.pid}/exe`);
       const version = spawnSync(binary, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
       assert.ok(Number(version.split('.')[0]) >= 24, `${binary} is Node ${version}`);
@@ -189,5 +192,7 @@ describe('bin/tokend.js on an older Node', () => {
       lines[0] ?? '',
       new RegExp(`^tokend: needs Node 24 or newer, and ${OLD_NODE} is Node ${major}\\.`),
     );
+    // What to do: the checkout's Node 24, or (without one) a Node 24 to install.
+    assert.match(lines[0] ?? '', /node_modules\/\.bin\/node.*(through npm|install Node 24)/);
   });
 });

@@ -94,7 +94,6 @@ describe('unknownVariables', () => {
       NODE_ENV: 'production',
       NODE_OPTIONS: '',
       NODE_COMPILE_CACHE: '/var/cache/tokend',
-      NODE24_OPTIONS: '',
       NO_COLOR: '1',
       COLOR: '0',
       INIT_CWD: '/',
