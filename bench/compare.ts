@@ -2,8 +2,8 @@
 // seeded database: how a change to the request path is judged before it lands. Each round gives req/s,
 // tokend's CPU per request, the database server's CPU per request (PostgreSQL and MariaDB run as local
 // processes here) and how often the kernel took the core from tokend (involuntary context switches).
-// A round swings by ±20 % on a shared 2-core machine, so a change is judged by its per-round ratios to
-// the first checkout over many rounds, never by one run. See bench/README.md ("Comparing checkouts").
+// One round swings widely on a shared machine (bench/HISTORY.md), so a change is judged by its per-round
+// ratios to the first checkout over many rounds, never by one run. See bench/README.md ("Comparing checkouts").
 // tokend runs with its shipped defaults; with `--log-level` (which may be given more than once) each
 // checkout runs at each level named, e.g. to weigh the access line (info) against none (warn).
 //

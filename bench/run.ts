@@ -91,7 +91,8 @@ function parseOptions(): Options {
   }
   const seconds = Number(values.seconds ?? (values.quick ? 3 : 10));
   const connections = Number(values.connections);
-  // Reads reach their steady figures after ~5 s of load (V8 tiers the request path up meanwhile).
+  // Reads reach their steady figures only after some seconds of load (V8 tiers the request path up
+  // meanwhile; bench/HISTORY.md).
   const warmUpSeconds = Number(values['warm-up'] ?? (values.quick ? 3 : 6));
   // Each read connection has a seeded token of its own (readSpec); 8,000 of them have 4-digit ids.
   if (!(seconds >= 1) || !(warmUpSeconds >= 0) || !Number.isInteger(connections) || connections < 1)

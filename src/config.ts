@@ -220,9 +220,9 @@ function parsePublicUrl(raw: string | undefined): string | undefined {
 }
 
 /**
- * Waiting password checks. At BCRYPT_COST 10 one check took 65 ms of a core on the 2-core machine this
- * was measured on, so 32 waiting checks are ~2 s of work for one bcrypt thread (~1 s for two): a login
- * that gets a place is answered within ~2 s, and one that does not is told at once to retry.
+ * Waiting password checks: at the default BCRYPT_COST the queue holds about two seconds of one bcrypt
+ * thread's work (bench/HISTORY.md), so a login that gets a place is answered within that, and one that
+ * does not is told at once to retry.
  */
 export const DEFAULT_PASSWORD_QUEUE_MAX = 32;
 

@@ -218,8 +218,9 @@ type LogArgs = Parameters<FastifyBaseLogger['info']>;
 
 /**
  * A request's logger whose pino child (the one that carries reqId) is made by the first call its level
- * lets through. pino builds a child's bindings through the redaction rules, ~4 µs of every request; at
- * the usual levels most requests never log a line of their own, so most never pay it.
+ * lets through. pino builds a child's bindings through the redaction rules, a cost every request would
+ * pay (bench/HISTORY.md); most requests never log a line of their own (their access line is the app's),
+ * so most never pay it.
  */
 class LazyRequestLogger implements FastifyBaseLogger {
   readonly #parent: FastifyBaseLogger;
