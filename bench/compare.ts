@@ -2,8 +2,10 @@
 // seeded database: how a change to the request path is judged before it lands. Each round gives req/s,
 // tokend's CPU per request, the database server's CPU per request (PostgreSQL and MariaDB run as local
 // processes here) and how often the kernel took the core from tokend (involuntary context switches).
-// A round swings by ±20 % on a shared 2-core machine, so a change is judged by its per-round ratios to
-// the first checkout over many rounds, never by one run. See bench/README.md ("Comparing checkouts").
+// One round swings widely on a shared machine (bench/HISTORY.md), so a change is judged by its per-round
+// ratios to the first checkout over many rounds, never by one run. See bench/README.md ("Comparing checkouts").
+// tokend runs with its shipped defaults; with `--log-level` (which may be given more than once) each
+// checkout runs at each level named, e.g. to weigh the access line (info) against none (warn).
 //
 //   node bench/seed.ts --database-url postgres://postgres@127.0.0.1:5432/tokend_ab
 //   node bench/compare.ts --database-url postgres://postgres@127.0.0.1:5432/tokend_ab \
@@ -18,10 +20,10 @@ import {
   startServer,
   type Server,
 } from './processes.ts';
-import { SELF_PATH, fmt, median, readSpec, tokendEnv } from './support.ts';
+import { SELF_PATH, describeSettings, fmt, median, readSpec, tokendEnv, tokendSettings } from './support.ts';
 
 const USAGE =
-  'usage: node bench/compare.ts --database-url URL [--rounds 16] [--seconds 3] [--warm-up 4] [--connections 10] CHECKOUT...';
+  'usage: node bench/compare.ts --database-url URL [--rounds 16] [--seconds 3] [--warm-up 4] [--connections 10] [--log-level LEVEL]... CHECKOUT...';
 
 /** The process names of the database servers whose CPU is counted, by URL scheme. */
 const SERVER_PROCESSES: Record<string, string[]> = {
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '3' },
       'warm-up': { type: 'string', default: '4' },
       connections: { type: 'string', default: '10' },
+      'log-level': { type: 'string', multiple: true },
     },
   });
   const url = values['database-url'];
@@ -93,16 +96,20 @@ async function main(): Promise<void> {
   )
     throw new Error(USAGE);
   const dbNames = SERVER_PROCESSES[new URL(url).protocol.replace(/:$/, '')] ?? [];
-  const checkouts = positionals.map((dir) => resolve(dir));
+  const levels = values['log-level'] ?? [undefined];
+  const sides = positionals.flatMap((dir) =>
+    levels.map((logLevel) => ({ cwd: resolve(dir), settings: tokendSettings({ logLevel }) })),
+  );
+  const checkouts = sides.map(({ cwd, settings }) => `${cwd} (${describeSettings(settings)})`);
 
   const servers: Server[] = [];
   try {
-    for (const [i, cwd] of checkouts.entries())
+    for (const [i, { cwd, settings }] of sides.entries())
       servers.push(
         await startServer({
           name: `tokend ${i + 1}`,
           args: ['bin/tokend.js', 'serve'],
-          env: tokendEnv({ url }),
+          env: tokendEnv({ url }, settings),
           readyPath: SELF_PATH,
           cwd,
         }),

@@ -1,9 +1,20 @@
 // Child processes of the bench: tokend and the baselines, each on its own loopback port, and what
 // Linux says about their memory.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -59,7 +70,7 @@ export interface Server {
   readonly child: ChildProcess;
   /** ms from spawn until the first answered request */
   readonly startMs: number;
-  /** Everything the process wrote (its log lines), for diagnostics and for waiting on a log line. */
+  /** The last MB the process wrote (its log lines), for diagnostics and for waiting on a log line. */
   output(): string;
   stop(): Promise<void>;
 }
@@ -76,36 +87,59 @@ export interface StartOptions {
   cwd?: string;
 }
 
-/** Spawns `node ARGS` with PORT set and waits until readyPath answers; the start time includes node's own. */
+const TAIL_BYTES = 1 << 20;
+
+/** The last TAIL_BYTES of a file. */
+function tailOf(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(size, TAIL_BYTES));
+    const read = readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+    return buffer.toString('utf8', 0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Spawns `node ARGS` with PORT set and waits until readyPath answers; the start time includes node's own.
+ * The process's stdout and stderr go to a file of its own, as a service's log would: a log the bench read
+ * through a pipe would cost the bench's process, which also runs the load generator, CPU of its own.
+ */
 export async function startServer(options: StartOptions): Promise<Server> {
   const port = await freePort();
+  const logFile = join(tmpdir(), `bench-${options.name.replace(/\W+/g, '-')}-${port}-${process.pid}.log`);
+  const logFd = openSync(logFile, 'a');
   const started = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...options.args], {
-    cwd: options.cwd ?? ROOT,
-    env: { ...process.env, ...options.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    if (output.length > 1_000_000) output = output.slice(-500_000);
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...options.args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, ...options.env, PORT: String(port) },
+      stdio: ['ignore', logFd, logFd],
+    });
+  } finally {
+    closeSync(logFd);
+  }
+  const output = () => tailOf(logFile);
+  /** The start-up failed: the log's end goes into the error, and the log is removed. */
+  const failed = (problem: string) => {
+    const end = output().slice(-2000);
+    rmSync(logFile, { force: true });
+    return new Error(`${options.name} ${problem}:\n${end}`);
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = started + (options.timeoutMs ?? 30_000);
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`${options.name} exited during start-up:\n${output.slice(-2000)}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw failed('exited during start-up');
     try {
       await httpRequest(port, options.readyPath, { timeoutMs: 1000 });
       break;
     } catch {
       if (performance.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(
-          `${options.name} did not answer within ${options.timeoutMs ?? 30_000} ms:\n${output}`,
-        );
+        throw failed(`did not answer within ${options.timeoutMs ?? 30_000} ms`);
       }
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -116,13 +150,15 @@ export async function startServer(options: StartOptions): Promise<Server> {
     port,
     child,
     startMs,
-    output: () => output,
+    output,
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(logFile, { force: true });
     },
   };
 }

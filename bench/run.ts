@@ -2,7 +2,7 @@
 // Prints one markdown table and writes bench/results.json. See bench/README.md.
 //
 //   node bench/run.ts [--quick] [--check] [--scenarios 1,4] [--backends sqlite,postgres]
-//                     [--seconds N] [--warm-up N] [--connections N] [--profile]
+//                     [--seconds N] [--warm-up N] [--connections N] [--log-level LEVEL] [--profile]
 //
 // This file is the driver: the options, the order of a backend's run, the table and results.json.
 // Each scenario is a module of bench/scenarios/; what they share is bench/support.ts.
@@ -29,6 +29,7 @@ import { oauthRefreshFlood } from './scenarios/9-oauth-refresh-flood.ts';
 import {
   MAX_READ_CONNECTIONS,
   SCENARIO_IDS,
+  describeSettings,
   fmt,
   progress,
   startTokend,
@@ -53,6 +54,7 @@ function parseOptions(): Options {
       seconds: { type: 'string' },
       'warm-up': { type: 'string' },
       connections: { type: 'string', default: '10' },
+      'log-level': { type: 'string' },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -89,13 +91,17 @@ function parseOptions(): Options {
   }
   const seconds = Number(values.seconds ?? (values.quick ? 3 : 10));
   const connections = Number(values.connections);
-  // Reads reach their steady figures after ~5 s of load (V8 tiers the request path up meanwhile).
+  // Reads reach their steady figures only after some seconds of load (V8 tiers the request path up
+  // meanwhile; bench/HISTORY.md).
   const warmUpSeconds = Number(values['warm-up'] ?? (values.quick ? 3 : 6));
   // Each read connection has a seeded token of its own (readSpec); 8,000 of them have 4-digit ids.
   if (!(seconds >= 1) || !(warmUpSeconds >= 0) || !Number.isInteger(connections) || connections < 1)
     throw new Error('--seconds must be ≥ 1, --warm-up ≥ 0 and --connections a positive integer');
   if (connections > MAX_READ_CONNECTIONS)
     throw new Error(`--connections may be at most ${MAX_READ_CONNECTIONS} (a seeded token each)`);
+  const logLevel = values['log-level'];
+  // tokend's own check, so a level it would refuse stops the run before anything is seeded.
+  if (logLevel !== undefined) loadConfig({ LOG_LEVEL: logLevel });
   return {
     quick: values.quick,
     check: values.check,
@@ -110,6 +116,7 @@ function parseOptions(): Options {
     machineBcryptSlots: availableParallelism(),
     startRuns: values.quick ? 2 : 3,
     profile: values.profile,
+    logLevel,
     // The listing user holds TOKENS_PER_USER_MAX (1,000) tokens in both modes, so p=20 is the last page.
     spec: values.quick ? { users: 10_000, tokens: 100_000, hotTokens: DEFAULT_SPEC.hotTokens } : DEFAULT_SPEC,
   };
@@ -125,11 +132,13 @@ interface Run {
 
 /**
  * A backend's run, in this order: start-up first, while no other server runs; then the scenarios
- * measured against one shared 1-worker tokend; the login and OAuth floods on tokends of their own; the profile;
- * fix_privileges last, since it rewrites a third of the seeded tokens.
+ * measured against a shared 1-worker tokend, one for each set of settings they need (the reads and the
+ * workers at the shipped defaults, the listing with its metrics on, creation and the login storm with
+ * raised login limits); the login and OAuth floods on tokends of their own; the profile; fix_privileges
+ * last, since it rewrites a third of the seeded tokens.
  */
 const BEFORE_SHARED: OwnScenario[] = [startUp];
-const ON_SHARED_TOKEND: SharedScenario[] = [authenticatedRead, listing, tokenCreation, loginStorm, workers];
+const ON_SHARED_TOKEND: SharedScenario[] = [authenticatedRead, workers, listing, tokenCreation, loginStorm];
 const AFTER_SHARED: OwnScenario[] = [loginFlood, loginFloodManyAddresses, oauthRefreshFlood];
 const LAST: OwnScenario[] = [fixPrivileges];
 
@@ -153,6 +162,7 @@ async function runBackend(run: Run, backend: Dialect, primary: boolean) {
         baseline: '—',
         ratio: null,
         checks: [],
+        settings: null,
         figures: { ...seeded },
       });
       const context: Context = { opts: run.opts, backend, database, store };
@@ -164,10 +174,11 @@ async function runBackend(run: Run, backend: Dialect, primary: boolean) {
       };
       await runOwn(BEFORE_SHARED);
       const onShared = ON_SHARED_TOKEND.filter(applies);
-      if (onShared.length > 0) {
-        const tokend = await startTokend(database);
+      const bySettings = Map.groupBy(onShared, (s) => describeSettings(s.settings));
+      for (const group of bySettings.values()) {
+        const tokend = await startTokend(context, group[0]!.settings);
         try {
-          for (const scenario of onShared) {
+          for (const scenario of group) {
             progress(`${backend}: scenario ${scenario.id} (${scenario.name})`);
             run.rows.push(await scenario.run(context, tokend));
           }
@@ -211,8 +222,8 @@ function describeChecks(row: Row): { target: string; met: string } {
 
 function table(rows: Row[]): string {
   const lines = [
-    '| # | scenario | backend | tokend | baseline | ratio | target | met |',
-    '|---|---|---|---|---|---|---|---|',
+    '| # | scenario | backend | tokend settings | tokend | baseline | ratio | target | met |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   const sorted = [...rows].sort(
     (a, b) => a.scenario - b.scenario || BACKEND_ORDER.indexOf(a.backend) - BACKEND_ORDER.indexOf(b.backend),
@@ -226,7 +237,7 @@ function table(rows: Row[]): string {
           (row.ratioRange ? ` (rounds ${row.ratioRange.map((r) => fmt(r, 2)).join('–')})` : '');
     const tokend = row.note ? `${row.tokend} (${row.note})` : row.tokend;
     lines.push(
-      `| ${row.scenario || 'seed'} | ${row.title} | ${backendName(row.backend)} | ${tokend} | ${row.baseline} | ${ratio} | ${target} | ${met} |`,
+      `| ${row.scenario || 'seed'} | ${row.title} | ${backendName(row.backend)} | ${describeSettings(row.settings)} | ${tokend} | ${row.baseline} | ${ratio} | ${target} | ${met} |`,
     );
   }
   return lines.join('\n');
@@ -264,10 +275,11 @@ async function main(): Promise<void> {
     createConnections: opts.createConnections,
     backends: opts.backends,
     scenarios: [...opts.scenarios],
+    logLevel: opts.logLevel ?? 'unset (info)',
     dataSet: opts.spec,
   };
   progress(
-    `node ${meta.node}, ${meta.cores} cores, commit ${meta.commit.slice(0, 10)}${meta.dirty ? ' (+ uncommitted changes)' : ''}; backends ${opts.backends.join(', ')}`,
+    `node ${meta.node}, ${meta.cores} cores, commit ${meta.commit.slice(0, 10)}${meta.dirty ? ' (+ uncommitted changes)' : ''}; backends ${opts.backends.join(', ')}; LOG_LEVEL ${meta.logLevel}`,
   );
   const run: Run = { opts, rows: [] };
   for (const [i, backend] of opts.backends.entries()) await runBackend(run, backend, i === 0);
@@ -275,7 +287,7 @@ async function main(): Promise<void> {
   const markdown = table(run.rows);
   const totalSeconds = (performance.now() - began) / 1000;
   process.stdout.write(
-    `\n${markdown}\n\n${meta.cores} cores (${meta.cpu}), node ${meta.node}, commit ${meta.commit.slice(0, 10)}${meta.dirty ? '+' : ''}, ${opts.quick ? 'quick' : 'full'} run, ${fmt(opts.seconds)} s per measurement, ${fmt(totalSeconds)} s in all; load average ${loadavg()
+    `\n${markdown}\n\n${meta.cores} cores (${meta.cpu}), node ${meta.node}, commit ${meta.commit.slice(0, 10)}${meta.dirty ? '+' : ''}, ${opts.quick ? 'quick' : 'full'} run, LOG_LEVEL ${meta.logLevel}, ${fmt(opts.seconds)} s per measurement, ${fmt(totalSeconds)} s in all; load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}\n`,
   );

@@ -4,6 +4,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Dialect, Store } from '../src/store/database.ts';
+import { knownVariables } from '../src/unknown-variables.ts';
 import type { TestDatabase } from '../test/helpers/databases.ts';
 import { alternate, combine, loadWithCpu, warmUp, type LoadResult, type LoadSpec } from './load.ts';
 import { cpuSecondsOf, httpRequest, startServer, type Server } from './processes.ts';
@@ -34,6 +35,8 @@ export interface Options {
   startRuns: number;
   profile: boolean;
   spec: SeedSpec;
+  /** `--log-level`: tokend's LOG_LEVEL for this run; undefined leaves it unset (the shipped info). */
+  logLevel: string | undefined;
 }
 
 // ---------------------------------------------------------------- scenarios and their rows
@@ -59,6 +62,8 @@ export interface Row {
   ratioRange?: [number, number];
   checks: Check[];
   note?: string;
+  /** The settings tokend's side ran with beyond its shipped defaults (Tokend.settings); null: no tokend. */
+  settings: Settings | null;
   figures: Record<string, unknown>;
 }
 
@@ -80,12 +85,14 @@ interface ScenarioInfo {
 }
 
 /**
- * A scenario measured against the 1-worker tokend that the driver starts once on the seeded database
- * and shares among every such scenario.
+ * A scenario measured against a 1-worker tokend that the driver starts on the seeded database with the
+ * scenario's settings, and shares among every scenario of the same settings.
  */
 export interface SharedScenario extends ScenarioInfo {
   tokend: 'shared';
-  run(context: Context, tokend: Server): Promise<Row>;
+  /** What the scenario is about that needs tokend's configuration beyond its shipped defaults. */
+  settings: Settings;
+  run(context: Context, tokend: Tokend): Promise<Row>;
 }
 
 /** A scenario that starts the servers it measures. */
@@ -186,46 +193,89 @@ export async function expectStatus(
 
 // ---------------------------------------------------------------- the servers
 
-/** The METRICS_TOKEN of the bench's tokend (/metrics is off without one); scenario 4 scrapes with it. */
-export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+/** tokend's environment variables, beyond its shipped defaults. */
+export type Settings = Record<string, string>;
 
-export function tokendEnv(
-  database: Pick<TestDatabase, 'url'>,
-  extra: Record<string, string> = {},
-): Record<string, string> {
+/** How a row names the settings its tokend ran with. */
+export const describeSettings = (settings: Settings | null): string =>
+  settings === null
+    ? '—'
+    : Object.keys(settings).length === 0
+      ? 'shipped defaults'
+      : Object.entries(settings)
+          .map(([name, value]) => `${name}=${value}`)
+          .join(', ');
+
+/**
+ * What every tokend of the bench is given whatever the scenario, and no row names: its database, and no
+ * cap on the requests of a keep-alive connection. The cap (10,000) would answer 503 to the requests the
+ * load generator has already sent on a connection being closed (it does not wait for the close), and
+ * the baseline has no such cap; a request's own work is the same either way.
+ */
+function harnessEnv(database: Pick<TestDatabase, 'url'>): Record<string, string> {
+  return { DATABASE_URL: database.url, MAX_REQUESTS_PER_SOCKET: '0' };
+}
+
+/** Token creation measured at full speed (scenarios 2 and 3); the limiter itself still runs for every attempt. */
+export const RAISED_LOGIN_LIMITS: Settings = {
+  LOGIN_RATE_LIMIT: '1000000000',
+  LOGIN_IP_RATE_LIMIT: '1000000000',
+};
+
+/** The METRICS_TOKEN of a tokend whose /metrics a scenario scrapes (it is off without one): scenario 4. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+export const METRICS_ON: Settings = { METRICS_TOKEN: BENCH_METRICS_TOKEN };
+
+/**
+ * The settings of a tokend of this run: tokend's variables set in the bench's own environment (passed
+ * on, so they are named), the run's `--log-level`, then the scenario's.
+ */
+export function tokendSettings(opts: Pick<Options, 'logLevel'>, scenario: Settings = {}): Settings {
+  const harness = harnessEnv({ url: '' });
+  const inherited: Settings = {};
+  for (const name of knownVariables()) {
+    const value = process.env[name];
+    if (value !== undefined && !(name in harness) && name !== 'PORT') inherited[name] = value;
+  }
   return {
-    DATABASE_URL: database.url,
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    // Token creation is measured at full speed; the limiter itself still runs for every attempt.
-    LOGIN_RATE_LIMIT: '1000000000',
-    LOGIN_IP_RATE_LIMIT: '1000000000',
-    // The abuse limit of 10,000 requests per keep-alive connection would answer 503 to the requests the
-    // load generator has already sent on a connection being closed (it does not wait for the close);
-    // the baseline has no such limit either.
-    MAX_REQUESTS_PER_SOCKET: '0',
-    WORKERS: '1',
-    METRICS_TOKEN: BENCH_METRICS_TOKEN,
-    ...extra,
+    ...inherited,
+    ...(opts.logLevel === undefined ? {} : { LOG_LEVEL: opts.logLevel }),
+    ...scenario,
   };
 }
 
-export function startTokend(
-  database: TestDatabase,
-  extra: Record<string, string> = {},
-  nodeOptions: string[] = [],
-) {
-  return startServer({
-    name: 'tokend',
+/** The environment of a tokend with these settings on this database. */
+export const tokendEnv = (
+  database: Pick<TestDatabase, 'url'>,
+  settings: Settings,
+): Record<string, string> => ({
+  ...settings,
+  ...harnessEnv(database),
+});
+
+/** A tokend the bench started, and the settings it runs with beyond its shipped defaults. */
+export interface Tokend extends Server {
+  readonly settings: Settings;
+}
+
+export async function startTokend(
+  { opts, database }: Pick<Context, 'opts' | 'database'>,
+  scenario: Settings = {},
+  { name = 'tokend', nodeOptions = [] }: { name?: string; nodeOptions?: string[] } = {},
+): Promise<Tokend> {
+  const settings = tokendSettings(opts, scenario);
+  const server = await startServer({
+    name,
     // The production entry (`npm start`), which turns on Node's compile cache.
     args: ['bin/tokend.js', 'serve'],
-    env: tokendEnv(database, extra),
+    env: tokendEnv(database, settings),
     readyPath: SELF_PATH,
     nodeOptions,
   });
+  return Object.assign(server, { settings });
 }
 
-/** The bare Fastify app (bench/baseline.ts) answering SELF_PATH with `body`. */
+/** The bare Fastify app (bench/baseline.ts), which logs nothing, answering SELF_PATH with `body`. */
 export function startBaseline(body: string) {
   return startServer({
     name: 'baseline',

@@ -15,12 +15,11 @@ import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
-import { loggerOptions } from './http/logging.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { readBodies, readEveryBodyAsJson } from './http/bodies.ts';
 import { presentEnvelope } from './http/presentation.ts';
-import { requestIdFor, requestLogger } from './http/logging.ts';
+import { AccessLog, logDestination, loggerOptions, requestIdFor, requestLogger } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin, requestMetrics } from './metrics/plugin.ts';
@@ -71,7 +70,7 @@ export interface BuildOptions {
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(config.logLevel),
+    logger: options.logger ?? { ...loggerOptions(config.logLevel), stream: logDestination() },
     // Whose X-Forwarded-For/-Proto/-Host count: a function for every TRUST_PROXY form (a bare number
     // would make Fastify trust no proxy at all).
     trustProxy: trustFunction(config.trustProxy),
@@ -85,6 +84,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     requestIdHeader: false,
     genReqId: requestIdFor,
     childLoggerFactory: requestLogger,
+    // One access line per request at info, instead of Fastify's two (AccessLog).
+    logController: new AccessLog(config.accessLog),
     // Abuse limits (SECURITY.md): slow or oversized requests are cut off; config.ts has the defaults.
     connectionTimeout: config.http.connectionTimeoutMs,
     requestTimeout: config.http.requestTimeoutMs,

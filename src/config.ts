@@ -22,6 +22,8 @@ export interface Config {
   /** Login attempts per client address across all users per window (LOGIN_IP_RATE_LIMIT). */
   loginIpRateLimit: number;
   logLevel: string;
+  /** ACCESS_LOG: one line per request at info (src/http/logging.ts AccessLog); off, none. */
+  accessLog: boolean;
   workers: number;
   bcryptCost: number;
   /** How many bcrypt verifications may run at once (they run on libuv's thread pool). */
@@ -161,6 +163,15 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
   return list;
 }
 
+function parseOnOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  const value = raw?.trim().toLowerCase();
+  if (value === undefined || value === '') return fallback;
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new ConfigError(name, `expected on or off; got ${JSON.stringify(raw)}`);
+}
+
 function parseMetricsToken(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[\x21-\x7e]{16,}$/.test(raw))
@@ -203,9 +214,9 @@ function parsePublicUrl(raw: string | undefined): string | undefined {
 }
 
 /**
- * Waiting password checks. At BCRYPT_COST 10 one check took 65 ms of a core on the 2-core machine this
- * was measured on, so 32 waiting checks are ~2 s of work for one bcrypt thread (~1 s for two): a login
- * that gets a place is answered within ~2 s, and one that does not is told at once to retry.
+ * Waiting password checks: at the default BCRYPT_COST the queue holds about two seconds of one bcrypt
+ * thread's work (bench/HISTORY.md), so a login that gets a place is answered within that, and one that
+ * does not is told at once to retry.
  */
 export const DEFAULT_PASSWORD_QUEUE_MAX = 32;
 
@@ -243,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     loginRateWindowS: integer(env, 'LOGIN_RATE_WINDOW_S', 60, 1, 86_400 * 365),
     loginIpRateLimit: integer(env, 'LOGIN_IP_RATE_LIMIT', 100, 1, 1_000_000_000),
     logLevel,
+    accessLog: parseOnOff(env, 'ACCESS_LOG', true),
     workers: integer(env, 'WORKERS', 1, 1, 256),
     bcryptCost: integer(env, 'BCRYPT_COST', 10, 4, 31),
     // Every core; the hasher leaves one to the event loop while it is busy (src/users/passwords.ts).

@@ -5,13 +5,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Config, type DatabaseConfig } from './config.ts';
 import { buildApp } from './app.ts';
+import { flushLog } from './http/logging.ts';
 import { isClusterPrimary, runPrimary } from './cluster.ts';
 import { drain } from './health/drain.ts';
 import { redactDatabaseUrl } from './store/open-errors.ts';
 import { hasAnyUser } from './users/repository.ts';
 import { describeUnknownVariable, unknownVariables } from './unknown-variables.ts';
 
-/** Longest a shutdown may take before the process exits anyway. */
+/** Longest a shutdown may take before the process exits anyway (pino still writes what the log holds). */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 export async function serve(config: Config): Promise<void> {
@@ -29,12 +30,16 @@ export async function serve(config: Config): Promise<void> {
     drain(app.server, config.shutdownDrainMs)
       .then(() => app.close())
       .then(
-        () => process.exit(0),
+        () => 0,
         (err: unknown) => {
           app.log.error({ err }, 'error while shutting down');
-          process.exit(1);
+          return 1;
         },
-      );
+      )
+      .then(async (code) => {
+        await flushLog(app.log);
+        process.exit(code);
+      });
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
@@ -46,6 +51,8 @@ export async function serve(config: Config): Promise<void> {
   }
   // With WORKERS > 1, the first worker says it for all.
   if (!cluster.isWorker || cluster.worker?.id === 1) await announce(app, config);
+  // The start-up lines now, not when the log's next write is due.
+  await flushLog(app.log);
 }
 
 /** The database in use, in words: the SQLite file's full path, or the server's URL without its password. */

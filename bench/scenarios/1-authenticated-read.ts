@@ -33,6 +33,7 @@ export const authenticatedRead: SharedScenario = {
   name: 'authenticated read',
   firstBackendOnly: false,
   tokend: 'shared',
+  settings: {},
   async run({ opts, backend }, tokend) {
     const probe = await expectStatus(tokend.port, SELF_PATH, { headers: readHeaders });
     const baselineServer = await startBaseline(probe.body);
@@ -55,10 +56,11 @@ export const authenticatedRead: SharedScenario = {
       title: 'authenticated read `GET /tokens/self`',
       backend,
       tokend: describeLoad(t),
-      baseline: `bare Fastify, same envelope (${probe.body.length} B): ${describeLoad(baseline)}`,
+      baseline: `bare Fastify, no logger, same envelope (${probe.body.length} B): ${describeLoad(baseline)}`,
       ratio,
       ratioRange: range(rounds),
       checks,
+      settings: tokend.settings,
       figures: { tokend: t, baseline, bodyBytes: probe.body.length, connections: opts.connections },
     };
   },
@@ -69,7 +71,11 @@ export async function profileReads(opts: Options, database: TestDatabase): Promi
   const dir = join(ROOT, 'bench/profiles');
   mkdirSync(dir, { recursive: true });
   const startedAt = Date.now();
-  const tokend = await startTokend(database, {}, ['--cpu-prof', '--cpu-prof-dir', dir]);
+  const tokend = await startTokend(
+    { opts, database },
+    {},
+    { nodeOptions: ['--cpu-prof', '--cpu-prof-dir', dir] },
+  );
   try {
     await warmUp({ ...readSpec(opts), port: tokend.port, seconds: opts.warmUpSeconds });
     await load({ ...readSpec(opts), port: tokend.port, seconds: opts.seconds });

@@ -6,6 +6,7 @@ import { alternate, combine, load, warmUp, type LoadResult } from '../load.ts';
 import { ROOT } from '../processes.ts';
 import {
   CREATE_PATH,
+  RAISED_LOGIN_LIMITS,
   check,
   createBody,
   createSpec,
@@ -44,6 +45,7 @@ export const tokenCreation: SharedScenario = {
   name: 'token creation',
   firstBackendOnly: true,
   tokend: 'shared',
+  settings: RAISED_LOGIN_LIMITS,
   async run({ opts, backend }, tokend) {
     const probe = await expectStatus(tokend.port, CREATE_PATH, {
       method: 'POST',
@@ -77,6 +79,7 @@ export const tokenCreation: SharedScenario = {
         check('ceiling ratio', ratio, '>=', TARGET_RATIO),
         check('no failed requests', t.failures, '<=', 0),
       ],
+      settings: tokend.settings,
       figures: {
         tokend: t,
         ceiling,

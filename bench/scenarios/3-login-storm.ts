@@ -2,6 +2,7 @@
 // against the reads alone, alternating with the storm. Target: p99 in the storm / p99 alone ≤ 3.
 import { alternate, combine, load, warmUp } from '../load.ts';
 import {
+  RAISED_LOGIN_LIMITS,
   check,
   createSpec,
   describeLoad,
@@ -19,6 +20,7 @@ export const loginStorm: SharedScenario = {
   name: 'reads during a login storm',
   firstBackendOnly: true,
   tokend: 'shared',
+  settings: RAISED_LOGIN_LIMITS,
   async run({ opts, backend }, tokend) {
     const seconds = sliceSeconds(opts);
     const reads = { ...readSpec(opts), port: tokend.port, seconds };
@@ -45,6 +47,7 @@ export const loginStorm: SharedScenario = {
         check('p99 ratio', ratio, '<=', TARGET_P99_RATIO),
         check('no failed requests', readsInStorm.failures + loginsInStorm.failures, '<=', 0),
       ],
+      settings: tokend.settings,
       figures: { readsInStorm, loginsInStorm, readsAlone },
     };
   },

@@ -4,6 +4,7 @@
 import {
   BENCH_METRICS_TOKEN,
   LIST_PATH,
+  METRICS_ON,
   check,
   compareLoads,
   describeLoad,
@@ -31,6 +32,7 @@ export const listing: SharedScenario = {
   name: 'listing',
   firstBackendOnly: false,
   tokend: 'shared',
+  settings: METRICS_ON,
   async run({ opts, backend }, tokend) {
     const page = (p: number) => `${LIST_PATH}?p=${p}&l=50`;
     const last = opts.spec.hotTokens / 50;
@@ -61,6 +63,7 @@ export const listing: SharedScenario = {
         check('longest hold of the event loop (ms)', heldMs, '<=', TARGET_HELD_MS),
         check('no failed requests', deep.failures + first.failures, '<=', 0),
       ],
+      settings: tokend.settings,
       figures: { firstPage: first, lastPage: deep, lastPageNumber: last, eventLoopHeldMaxMs: heldMs },
     };
   },

@@ -60,7 +60,7 @@ export const fixPrivileges: OwnScenario = {
   tokend: 'own',
   async run({ opts, backend, database, store }) {
     const before = await countOverLimit(store);
-    const tokend = await startTokend(database);
+    const tokend = await startTokend({ opts, database });
     try {
       const pid = tokend.child.pid ?? -1;
       await sleep(500);
@@ -114,6 +114,7 @@ export const fixPrivileges: OwnScenario = {
         baseline: `${fmt(before)} tokens over their limits before, ${fmt(after)} after`,
         ratio: null,
         checks,
+        settings: tokend.settings,
         note: 'time from the HTTP call until a poll of the database finds no token over its limits',
         figures: {
           seconds,

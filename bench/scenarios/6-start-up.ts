@@ -10,6 +10,7 @@ import {
   sleep,
   startBaseline,
   startTokend,
+  tokendSettings,
   type Check,
   type Options,
   type OwnScenario,
@@ -51,7 +52,7 @@ export const startUp: OwnScenario = {
   tokend: 'own',
   async run({ opts, backend, database }) {
     baselineStarts ??= await measureStarts(opts, () => startBaseline('{"code":200,"message":"ok"}'));
-    const t = await measureStarts(opts, () => startTokend(database));
+    const t = await measureStarts(opts, () => startTokend({ opts, database }));
     const b = baselineStarts;
     const checks: Check[] = [];
     if (backend === 'sqlite')
@@ -73,6 +74,7 @@ export const startUp: OwnScenario = {
       baseline: `bare Fastify: ${ms(b.startMs)}, ${mb(b.idleRss)}`,
       ratio: t.startMs / b.startMs,
       checks,
+      settings: tokendSettings(opts),
       note: `median of ${opts.startRuns} starts; migrations checked on a seeded database`,
       figures: { tokend: t, baseline: b },
     };

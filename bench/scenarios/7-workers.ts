@@ -18,9 +18,10 @@ export const workers: SharedScenario = {
   name: 'WORKERS=2',
   firstBackendOnly: true,
   tokend: 'shared',
+  settings: {},
   async run({ opts, backend, database }, one) {
     const title = 'scale: `WORKERS=2` vs 1 worker (read req/s)';
-    const two = await startTokend(database, { WORKERS: '2' });
+    const two = await startTokend({ opts, database }, { ...one.settings, WORKERS: '2' });
     try {
       await sleep(500); // let every worker come up; the first answer may come from the first one ready
       const workerProcesses = childrenOf(two.child.pid ?? -1).length;
@@ -33,6 +34,7 @@ export const workers: SharedScenario = {
           baseline: '—',
           ratio: null,
           checks: [],
+          settings: two.settings,
           note: `WORKERS=2 started ${workerProcesses} worker processes: src/server.ts does not fork workers yet`,
           figures: { workerProcesses },
         };
@@ -50,6 +52,7 @@ export const workers: SharedScenario = {
         ratio: twoWorkers.rps / oneWorker.rps,
         ratioRange: range(rounds),
         checks: [check('no failed requests', twoWorkers.failures + oneWorker.failures, '<=', 0)],
+        settings: two.settings,
         note: `${availableParallelism()} cores, shared with the load generator`,
         figures: { twoWorkers, oneWorker, workerProcesses },
       };

@@ -9,17 +9,16 @@
 //   reach the password queue, which must still let the other address in (its checks take turns by
 //   address, fewest attempts first: src/users/passwords.ts).
 import { load, warmUp } from '../load.ts';
-import { httpRequest, startServer } from '../processes.ts';
+import { httpRequest } from '../processes.ts';
 import { BENCH_PASSWORD } from '../seed.ts';
 import {
   CREATE_PATH,
-  SELF_PATH,
   check,
   describeLoad,
   fmt,
   ms,
   readSpec,
-  tokendEnv,
+  startTokend,
   type Context,
   type OwnScenario,
   type Row,
@@ -116,16 +115,11 @@ async function otherLogins(port: number, until: number): Promise<Array<{ ms: num
 
 /** One flood against a tokend of its own: the row of `plan`. */
 async function floodRow({ opts, backend, database }: Context, plan: Flood): Promise<Row> {
-  const tokend = await startServer({
-    name: 'tokend (default login limits)',
-    args: ['bin/tokend.js', 'serve'],
-    env: {
-      ...tokendEnv(database, { TRUST_PROXY: 'loopback' }),
-      LOGIN_RATE_LIMIT: '5',
-      LOGIN_IP_RATE_LIMIT: '100',
-    },
-    readyPath: SELF_PATH,
-  });
+  const tokend = await startTokend(
+    { opts, database },
+    { TRUST_PROXY: 'loopback' },
+    { name: 'tokend (default login limits)' },
+  );
   try {
     const seconds = Math.max(6, opts.seconds);
     const reads = {
@@ -166,6 +160,7 @@ async function floodRow({ opts, backend, database }: Context, plan: Flood): Prom
         check('sign-ins of the other address not answered 200', refused, '<=', 0),
         check('failed reads', inFlood.failures + alone.failures, '<=', 0),
       ],
+      settings: tokend.settings,
       figures: { alone, inFlood, flood: floodStats, logins, quiet },
     };
   } finally {

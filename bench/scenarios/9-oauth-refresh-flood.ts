@@ -14,16 +14,15 @@ import { ACCESS_TOKENS_PER_GRANT, issueTokenPair } from '../../src/oauth/issue.t
 import { newOAuthSecret, sha256Hex } from '../../src/oauth/secrets.ts';
 import type { Db } from '../../src/store/database.ts';
 import { alternate, combine, load, warmUp } from '../load.ts';
-import { ROOT, startServer } from '../processes.ts';
+import { ROOT } from '../processes.ts';
 import {
-  SELF_PATH,
   check,
   describeLoad,
   fmt,
   range,
   readSpec,
   sliceSeconds,
-  tokendEnv,
+  startTokend,
   type OwnScenario,
 } from '../support.ts';
 
@@ -110,12 +109,7 @@ export const oauthRefreshFlood: OwnScenario = {
       refreshTokens.push(issued.refresh_token!);
     }
 
-    const tokend = await startServer({
-      name: 'tokend (default OAuth limits)',
-      args: ['bin/tokend.js', 'serve'],
-      env: tokendEnv(database),
-      readyPath: SELF_PATH,
-    });
+    const tokend = await startTokend({ opts, database }, {}, { name: 'tokend (default OAuth limits)' });
     try {
       const seconds = sliceSeconds(opts);
       const reads = { ...readSpec(opts), port: tokend.port, seconds };
@@ -163,6 +157,7 @@ export const oauthRefreshFlood: OwnScenario = {
           check("the account's OAuth rows", rows, '<=', allowedRows),
           check('failed reads', readsInFlood.failures + readsAlone.failures, '<=', 0),
         ],
+        settings: tokend.settings,
         figures: { readsAlone, readsInFlood, flood: stats, rows, allowedRows, elapsedS },
       };
     } finally {

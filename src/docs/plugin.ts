@@ -6,7 +6,7 @@
 // app declared (collected here as they are added, so this is registered before every route). Until then
 // neither library is loaded, nor the icon and version they show: registered on the app itself, as their
 // READMEs show, the two plugins and what they bring (yaml, @fastify/static, send, glob, mime, …) held
-// 6–8 MB more in an idle server (bench/README.md, scenario 6).
+// memory in an idle server (bench/HISTORY.md).
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';

@@ -8,7 +8,7 @@ import { API_SECURITY_HEADERS } from './security-headers.ts';
 import { canonicalAddress } from './client-address.ts';
 
 // Not `import { STATUS_CODES } from 'node:http'`: an ES import of node:http reads every export, and its
-// lazy WebSocket exports load Node's bundled undici (~5 MB of an idle server's memory, never used).
+// lazy WebSocket exports load Node's bundled undici (idle memory for code tokend never uses).
 const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 /**

@@ -1,9 +1,14 @@
-// Logger options: secrets never reach a log line (credential headers, cookies, token query parameters).
-// Every request's lines carry its id (reqId), which the response echoes as X-Request-Id.
+// The log: secrets never reach a line (credential headers, cookies, token query parameters). Every
+// request's lines carry its id (reqId), which the response echoes as X-Request-Id. At info, each request
+// writes one access line (AccessLog) instead of Fastify's two. Lines go to stdout off the event loop
+// (logDestination), and are all written before the process exits (flushLog).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fastify';
-import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
+import { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyLoggerOptions, FastifyReply, FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions, PinoLoggerOptions } from 'fastify/types/logger.js';
+import pino from 'pino';
+import { clientAddress } from './client-address.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 /** What an incoming request id may look like to be kept: short, and safe in a log line and a header. */
@@ -103,7 +108,7 @@ export const REDACTED_PATHS = [
   'err.cause.query',
 ];
 
-export function loggerOptions(level: string): NonNullable<FastifyServerOptions['logger']> {
+export function loggerOptions(level: string): FastifyLoggerOptions & PinoLoggerOptions {
   return {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
@@ -120,13 +125,102 @@ export function loggerOptions(level: string): NonNullable<FastifyServerOptions['
   };
 }
 
+/**
+ * Where the log goes: stdout, written by libuv's threads, never on the event loop. Lines wait until
+ * 2 KiB of them are there (or a second has passed), so a busy server makes one write for many lines;
+ * each write is whole lines and at most 4 KiB (PIPE_BUF), so the lines of several workers that share a
+ * pipe never interleave. What is still waiting when the process exits, through process.exit too, pino
+ * writes at its 'exit' event; serve() waits for every line on shutdown (flushLog).
+ */
+export function logDestination(): NonNullable<FastifyLoggerOptions['stream']> {
+  return pino.destination({ dest: 1, sync: false, minLength: 2048, maxWrite: 4096, periodicFlush: 1000 });
+}
+
+/** Resolves once every line logged so far is written (pino's flush); at once for a logger without one. */
+export function flushLog(log: FastifyBaseLogger): Promise<void> {
+  const flush = (log as { flush?: (done: (err?: Error) => void) => void }).flush;
+  return new Promise((resolve) => (flush === undefined ? resolve() : flush.call(log, () => resolve())));
+}
+
+/** What a request's access line holds besides its level, time and message. */
+export interface AccessFields {
+  reqId: string;
+  method: string;
+  /** The path and query as sent, the values of secret-bearing query parameters redacted (redactUrl). */
+  url: string;
+  statusCode: number;
+  /** Milliseconds from the request's arrival until its answer was sent, to the microsecond. */
+  responseTime: number;
+  /** The client's address in its canonical form (src/http/client-address.ts). */
+  remoteAddress: string;
+}
+
+export function accessFields(request: FastifyRequest, reply: FastifyReply): AccessFields {
+  return {
+    reqId: request.id,
+    method: request.method,
+    url: redactUrl(request.url),
+    statusCode: reply.statusCode,
+    responseTime: Math.round(reply.elapsedTime * 1000) / 1000,
+    remoteAddress: clientAddress(request),
+  };
+}
+
+/**
+ * Fastify's per-request lines ("incoming request", then "request completed") replaced by one access line
+ * per request at info, once its answer is sent (and, at debug, Fastify's first line still). The line goes through a child of the app's logger made
+ * once, without the redaction rules (which cost more than the rest of the line): its fields are known,
+ * and the one that could carry a secret, the URL, is redacted by redactUrl. An answer that failed while
+ * being sent is logged at error, through the redaction rules; a thrown error is logged by the error
+ * handler (src/http/errors.ts) with the request's id.
+ */
+export class AccessLog extends LogController {
+  readonly #on: boolean;
+  /** The access line's logger; null when no line is written (ACCESS_LOG=off, or a level above info). */
+  #lines: FastifyBaseLogger | null | undefined;
+
+  /** `on`: ACCESS_LOG. A line is written only when the logger's level lets info through too. */
+  constructor(on: boolean) {
+    super();
+    this.#on = on;
+  }
+
+  /** At debug, a line as each request arrives too: one never answered shows there. */
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  /** The access line says 404, with the URL redacted (Fastify's line would not redact it). */
+  override routeNotFound(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) {
+      request.server.log.error({ ...accessFields(request, reply), err: error }, 'request errored');
+      return;
+    }
+    if (this.#lines === undefined) this.#lines = this.#linesOf(request.server.log);
+    this.#lines?.info(accessFields(request, reply), 'request completed');
+  }
+
+  #linesOf(log: FastifyBaseLogger): FastifyBaseLogger | null {
+    const enabled = (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled;
+    if (!this.#on || (enabled !== undefined && !enabled.call(log, 'info'))) return null;
+    return log.child({}, { redact: [] });
+  }
+}
+
 type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type LogArgs = Parameters<FastifyBaseLogger['info']>;
 
 /**
  * A request's logger whose pino child (the one that carries reqId) is made by the first call its level
- * lets through. pino builds a child's bindings through the redaction rules, ~4 µs of every request; at
- * the usual levels most requests never log a line of their own, so most never pay it.
+ * lets through. pino builds a child's bindings through the redaction rules, a cost every request would
+ * pay (bench/HISTORY.md); most requests never log a line of their own (their access line is the app's),
+ * so most never pay it.
  */
 class LazyRequestLogger implements FastifyBaseLogger {
   readonly #parent: FastifyBaseLogger;

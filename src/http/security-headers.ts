@@ -3,8 +3,8 @@
 // API answers (JSON, JSONP, errors, health, metrics) carry the short set the OWASP REST Security Cheat
 // Sheet recommends for an API: never cached, framed, sniffed or run as a document. Documents (the
 // sign-in, consent and token pages, the API reference page) add helmet's full set for browsers on top.
-// Setting helmet's thirteen headers on every JSON answer cost about 12 µs of CPU per request, a sixth
-// of an authenticated read (bench/README.md, tuning log), for headers a JSON body never uses.
+// Setting helmet's thirteen headers on every JSON answer cost a good part of an authenticated read's
+// CPU (bench/HISTORY.md, tuning log), for headers a JSON body never uses.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';

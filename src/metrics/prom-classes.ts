@@ -1,8 +1,8 @@
 // The one place tokend reaches inside a library: prom-client's four classes, each from its own file.
 //
 // prom-client's entry point also loads its Pushgateway (https, tls, zlib), cluster aggregation and default
-// metrics: 47 more Node modules and ~17 MB more resident in a bare process (bench/README.md, scenario 6),
-// which an idle server would hold for nothing. The package has no exports map, and each of these files
+// metrics: many more Node modules and much more resident memory (bench/HISTORY.md), which an idle
+// server would hold for nothing. The package has no exports map, and each of these files
 // exports the very class its index re-exports. test/unit/prom-classes.test.ts fails on an upgrade that
 // would break that (an exports map, a moved file, a class that is no longer the index's own).
 import { createRequire } from 'node:module';

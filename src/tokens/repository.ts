@@ -287,7 +287,8 @@ export interface FixResult {
 
 /**
  * Tokens per statement when fixing every token: short write locks, bounded memory, and each statement far
- * inside the database's query timeout (100,000 outlived PostgreSQL's 10 s under load: bench scenario 5).
+ * inside the database's query timeout (ten times as many outlived it on PostgreSQL under load:
+ * bench/HISTORY.md).
  */
 const FIX_CHUNK = 10_000;
 

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type * as Bcrypt from '@node-rs/bcrypt';
 
-// The native addon is loaded by the first hash or verification (~3 MB that an idle server never needs);
+// The native addon is loaded by the first hash or verification (memory an idle server never needs);
 // Node's module cache makes every later import() the same module.
 const loadBcrypt = (): Promise<typeof Bcrypt> => import('@node-rs/bcrypt');
 

@@ -26,7 +26,7 @@ export function measure(seconds: number): { count: number; unit: TimeUnit } {
   return { count: Math.round(days / 365), unit: 'year' };
 }
 
-// Made on first use: the formatter loads ICU's locale data (~8 MB of memory), which serving the API never needs.
+// Made on first use: the formatter loads ICU's locale data (memory), which serving the API never needs.
 let relative: Intl.RelativeTimeFormat | undefined;
 
 /** "3 minutes ago", "in 2 days", "just now", "in less than a minute" (times in seconds). */

@@ -67,8 +67,8 @@ import { expiryLabel } from './relative-time.ts';
 const DAY = 86_400;
 /**
  * The expiry choices of the form, named by the rule the list uses ("In 1 month" is listed "in 1 month").
- * Made when a page is rendered, not at start-up: the first date formatter loads ICU's locale data (~5 MB
- * of an idle server's memory, which serving the API never needs).
+ * Made when a page is rendered, not at start-up: the first date formatter loads ICU's locale data (idle
+ * memory that serving the API never needs).
  */
 export const expiryChoices = (): ReadonlyArray<{ value: string; label: string }> => [
   { value: '', label: 'Never' },

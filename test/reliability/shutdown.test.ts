@@ -49,7 +49,7 @@ describe('graceful shutdown', () => {
       LOGIN_RATE_LIMIT: '1000000',
       LOGIN_IP_RATE_LIMIT: '1000000',
       LAST_USED_FLUSH_MS: '1000',
-      LOG_LEVEL: 'info', // "incoming request" lines show what the server has received
+      LOG_LEVEL: 'debug', // "incoming request" lines show what the server has received
     });
     t.after(() => server.kill());
 
@@ -143,7 +143,7 @@ describe('graceful shutdown', () => {
     await seedUsers(database.config, 1);
     const server = await startTokend({
       DATABASE_URL: database.url,
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: 'debug', // "incoming request" lines show what reached the server
       SHUTDOWN_DRAIN_MS: '1000',
     });
     t.after(() => server.kill());

@@ -18,7 +18,8 @@ interface LogLine {
   pid?: number;
   worker?: number;
   role?: string;
-  req?: { method?: string; url?: string };
+  method?: string;
+  url?: string;
 }
 
 const logLines = (server: TokendProcess): LogLine[] =>
@@ -88,10 +89,10 @@ for (const [how, args, extraEnv] of cases) {
 
         // Login attempts, 12 at a time, each on a new connection. Each worker accepts from the shared socket,
         // so the kernel decides which one takes a connection and a whole batch may go to one worker: batches
-        // go on until both workers have had some attempts (a worker logs a request as it comes in).
+        // go on until both workers have had some attempts (a worker logs each request it answers).
         const attemptsAt = () =>
           logLines(server).filter(
-            (l) => l.msg === 'incoming request' && l.req?.method === 'POST' && l.req.url === '/api/v1/tokens',
+            (l) => l.msg === 'request completed' && l.method === 'POST' && l.url === '/api/v1/tokens',
           );
         const statuses: number[] = [];
         for (let batch = 1; batch <= 6; batch++) {

@@ -30,6 +30,15 @@ describe('loadConfig()', () => {
     assert.equal(c.redisUrl, undefined);
     assert.deepEqual(c.oauthGrants, { perClient: 10, perUser: 100 });
     assert.deepEqual(c.oauthTokenRate, { perClient: 10, perUser: 30, windowS: 60 });
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.accessLog, true);
+  });
+
+  it('turns the access line off with ACCESS_LOG=off, in any letter case; on and empty keep it', () => {
+    assert.equal(loadConfig({ ACCESS_LOG: 'off' }).accessLog, false);
+    assert.equal(loadConfig({ ACCESS_LOG: ' OFF ' }).accessLog, false);
+    assert.equal(loadConfig({ ACCESS_LOG: 'on' }).accessLog, true);
+    assert.equal(loadConfig({ ACCESS_LOG: '' }).accessLog, true);
   });
 
   it('reads the OAuth bounds and token-endpoint limits, and names a bad one', () => {
@@ -192,6 +201,8 @@ describe('loadConfig()', () => {
     [{ BASE_PATH: 'api' }, 'BASE_PATH'],
     [{ BASE_PATH: '/api/' }, 'BASE_PATH'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ ACCESS_LOG: 'no' }, 'ACCESS_LOG'],
+    [{ ACCESS_LOG: 'false' }, 'ACCESS_LOG'],
     [{ REDIS_URL: 'http://localhost:6379' }, 'REDIS_URL'],
     [{ HOST: '  ' }, 'HOST'],
     [{ BCRYPT_COST: '3' }, 'BCRYPT_COST'],

@@ -1,9 +1,11 @@
-// Small pure functions: username normalisation, the p/l pagination rule, URL redaction for logs.
+// Small pure functions: username normalisation, the p/l pagination rule, URL redaction for logs, the
+// access line's fields.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { usernameSafe } from '../../src/users/username.ts';
 import { paginate, PAGE_SIZE } from '../../src/tokens/pagination.ts';
-import { redactUrl } from '../../src/http/logging.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { accessFields, redactUrl } from '../../src/http/logging.ts';
 
 describe('usernameSafe()', () => {
   const cases: Array<[string, string]> = [
@@ -232,5 +234,36 @@ describe('the password-check queue', () => {
     await Promise.all([first, a, b, e]);
     assert.deepEqual(ran, ['first', 'e', 'a', 'b']);
     assert.equal(gate.queued, 0);
+  });
+});
+
+describe('accessFields()', () => {
+  const request = (url: string, ip: string) =>
+    ({
+      id: 'r-1',
+      method: 'POST',
+      url,
+      ip,
+      socket: { remoteAddress: '10.0.0.9' },
+    }) as unknown as FastifyRequest;
+  const reply = { statusCode: 201, elapsedTime: 1.23456789 } as unknown as FastifyReply;
+
+  it('holds the id, method, redacted URL, status, time to the microsecond and canonical client', () => {
+    assert.deepEqual(accessFields(request('/api/v1/tokens?k=secret&x=1', '::ffff:203.0.113.7'), reply), {
+      reqId: 'r-1',
+      method: 'POST',
+      url: '/api/v1/tokens?k=[REDACTED]&x=1',
+      statusCode: 201,
+      responseTime: 1.235,
+      remoteAddress: '203.0.113.7',
+    });
+  });
+
+  it('names an IPv6 client by its /64, and the socket when the address is none', () => {
+    assert.equal(
+      accessFields(request('/', '2001:db8:1:2:3:4:5:6'), reply).remoteAddress,
+      '2001:db8:1:2::/64',
+    );
+    assert.equal(accessFields(request('/', 'not an address'), reply).remoteAddress, '10.0.0.9');
   });
 });

@@ -20,7 +20,7 @@ export const COMMAND_NAMES: readonly string[] = Object.keys(MODULES);
 /**
  * The commands a command line needs: the one its first word names, or every command. In name order
  * (plain code-unit order: the names are lowercase ASCII, and localeCompare would load ICU's collation
- * data, ~2 MB).
+ * data into memory).
  */
 export async function commandsFor(argv: readonly string[]): Promise<Command[]> {
   const first = argv[0];

@@ -140,8 +140,8 @@ export async function postgresKysely(url: string, limits: PoolLimits): Promise<D
  * The PostgreSQL database at `url` for a store. The credential lookup (Store.hotQuery) runs on a small
  * pool of its own (`lookupLimits`), straight through pg, whose sessions plan it once. With a parameter
  * of its own for every execution, PostgreSQL otherwise keeps planning the lookup anew (its generic plan
- * for `token_hash = any($2)` looks costlier than the custom plans): 0.17 ms of planning for 0.05 ms of
- * execution, ~130 µs of the server's CPU per lookup against ~50 µs planned once (bench/README.md).
+ * for `token_hash = any($2)` looks costlier than the custom plans), and planning cost more than the
+ * execution itself (bench/HISTORY.md).
  * Other queries keep the usual choice on the main pool: some (the expiry sweep's `expires_at <= $1`)
  * do need a plan for their actual parameters. The pool of its own also keeps lookups from queueing
  * behind slow queries (listing, fix_privileges) for a connection. pg-pool drops a connection whose
