@@ -167,8 +167,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
     const at = clock();
     const rows = await readTokens([...hashes, ...legacy], [at]);
     for (const row of rows) row.at = at;
-    // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
-    const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
+    const byHash = new Map(rows.map((row) => [row.token_hash, row]));
     const upgrading: Array<Promise<unknown>> = [];
     const found = secrets.map((_, i) => {
       const row = byHash.get(hashes[i]!);
@@ -209,7 +208,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
   const bearer = batched<BearerRow>(async (secrets) => {
     const hashes = secrets.map(hashTokenSecret);
     const rows = await readAccessTokens(hashes, [clock()]);
-    const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
+    const byHash = new Map(rows.map((row) => [row.token_hash, row]));
     return hashes.map((h) => byHash.get(h));
   });
 

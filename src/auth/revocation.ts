@@ -2,6 +2,7 @@
 // credential it ends answers as unknown from the next request on, on every instance: each request looks
 // its credential up in the database, and nothing is cached between requests.
 import type { Db } from '../store/database.ts';
+import { canMatchText } from '../store/text.ts';
 import { deletePublicTokenOfUser, findPublicTokenOfUser } from '../tokens/repository.ts';
 import { mintToken, type MintedToken } from './mint.ts';
 import { endSessionsOfUser } from './sessions.ts';
@@ -70,8 +71,8 @@ export interface ConnectedApplication {
   lastUsedAt: number | null;
 }
 
-/** No client id is longer than 64 characters or holds NUL (which PostgreSQL refuses in a text parameter). */
-const possibleClientId = (id: string): boolean => id.length <= 64 && !id.includes('\0');
+/** No client id is longer than its column, 64 characters, or holds NUL (src/store/text.ts). */
+const possibleClientId = (id: string): boolean => canMatchText(id, 64);
 
 /**
  * The applications that can act for the user: those the user approved, and those holding a live token

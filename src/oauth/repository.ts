@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate, upsert } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';
+import { canMatchText } from '../store/text.ts';
 import { isBanned } from '../auth/privileges.ts';
 import { findUserById } from '../users/repository.ts';
 import type {
@@ -19,13 +20,18 @@ export type RefreshTokenRow = Selectable<OAuthRefreshTokenTable>;
 
 // ---- clients
 
+/** Longest client id (the column's length). */
+export const CLIENT_ID_MAX_LENGTH = 64;
+
+/** Whether `id` can name a client: no longer than the column, no NUL (src/store/text.ts). */
+export const possibleClientId = (id: string): boolean => canMatchText(id, CLIENT_ID_MAX_LENGTH);
+
 export async function insertClient(db: Db, client: ClientRow): Promise<void> {
   await db.insertInto('oauth_clients').values(client).execute();
 }
 
 export async function findClientById(db: Db, id: string): Promise<ClientRow | undefined> {
-  // No client id is that long or holds NUL (which PostgreSQL refuses in a text parameter): never send one.
-  if (id.length > 64 || id.includes('\0')) return undefined;
+  if (!possibleClientId(id)) return undefined;
   return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
