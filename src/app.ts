@@ -15,6 +15,7 @@ import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
+import { bearerTokens } from './oauth/bearer.ts';
 import { loggerOptions } from './http/logging.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
@@ -119,7 +120,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
-    credentials: credentialCore({ store, clock, lastUsed }),
+    credentials: credentialCore({ store, clock, lastUsed, bearerTokens }),
     jobs: new FixPrivilegesRuns(app.log),
     metrics: new TokendMetrics(),
     expiry: new ExpirySweeper(store.db, app.log, clock),

@@ -3,8 +3,7 @@
 // its credential up in the database, and nothing is cached between requests.
 import type { Db } from '../store/database.ts';
 import { canMatchText } from '../store/text.ts';
-import { deletePublicTokenOfUser, findPublicTokenOfUser } from '../tokens/repository.ts';
-import { mintToken, type MintedToken } from './mint.ts';
+import { liveAt } from './live.ts';
 import { endSessionsOfUser } from './sessions.ts';
 
 export interface SignOutEverywhereResult {
@@ -98,15 +97,14 @@ export async function connectedApplications(
         .selectFrom('oauth_access_tokens')
         .select('client_id')
         .where('user_id', '=', userId)
-        .where('expires_at', '>', now),
+        .where(liveAt('oauth_access_tokens', now)),
     )
     .union(
       db
         .selectFrom('oauth_refresh_tokens')
         .select('client_id')
         .where('user_id', '=', userId)
-        .where('used', '=', 0)
-        .where('expires_at', '>', now),
+        .where(liveAt('oauth_refresh_tokens', now)),
     );
   const counted = await db
     .selectFrom(appIds.as('apps'))
@@ -128,14 +126,14 @@ export async function connectedApplications(
   const lastIssued = new Map<string, number>();
   if (ids.length > 0) {
     const latest = (table: 'oauth_access_tokens' | 'oauth_refresh_tokens') => {
-      let query = db
+      return db
         .selectFrom(table)
         .select((eb) => ['client_id', eb.fn.max<number | string>('created_at').as('at')])
         .where('user_id', '=', userId)
         .where('client_id', 'in', ids)
-        .where('expires_at', '>', now);
-      if (table === 'oauth_refresh_tokens') query = query.where('used', '=', 0);
-      return query.groupBy('client_id').execute();
+        .where(liveAt(table, now))
+        .groupBy('client_id')
+        .execute();
     };
     for (const found of [await latest('oauth_access_tokens'), await latest('oauth_refresh_tokens')])
       for (const r of found)
@@ -176,41 +174,7 @@ export async function revokeApplication(db: Db, userId: number, clientId: string
   });
 }
 
-export interface RegeneratedToken {
-  /** the id of the token that ended */
-  replaced: number;
-  /** its replacement: a new id and secret */
-  token: MintedToken;
-  description: string;
-  /** Unix seconds; undefined: never expires */
-  expiresAt: number | undefined;
-}
-
-/**
- * Replaces one of the user's public tokens by a new one with the same description, privileges and expiry,
- * in one transaction: the old one is deleted as the token page's and the API's revocation by id delete it
- * (so its secret stops working from the next request on), and the new one is minted by mintToken, whose
- * rules all apply (its privileges limited by the owner's as stored now; the per-user cap, which the old
- * token no longer counts against). Undefined when the user has no such live token, or when a concurrent
- * request ended it first. The caller forgets the old token's pending use (LastUsedBatcher.forget).
- */
-export async function regenerateToken(
-  db: Db,
-  request: { userId: number; tokenId: number; now: number; cap: number },
-): Promise<RegeneratedToken | undefined> {
-  const run = async (trx: Db): Promise<RegeneratedToken | undefined> => {
-    const old = await findPublicTokenOfUser(trx, request.userId, request.tokenId, request.now);
-    if (!old || !(await deletePublicTokenOfUser(trx, request.userId, old.id))) return undefined;
-    const token = await mintToken(trx, {
-      userId: request.userId,
-      requested: Number(old.privileges),
-      description: old.description,
-      private: false,
-      now: request.now,
-      expiresAt: old.expires_at ?? null,
-      cap: request.cap,
-    });
-    return { replaced: old.id, token, description: old.description, expiresAt: old.expires_at };
-  };
-  return db.isTransaction ? run(db) : db.transaction().execute(run);
+export async function deleteTokenById(db: Db, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('tokens').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }

@@ -5,6 +5,7 @@ import { forUpdate, upsert } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';
 import { canMatchText } from '../store/text.ts';
 import { isBanned } from '../auth/privileges.ts';
+import { expiredAt } from '../auth/live.ts';
 import { findUserById } from '../users/repository.ts';
 import type {
   OAuthAccessTokenTable,
@@ -99,14 +100,6 @@ export async function insertRefreshToken(db: Db, token: NewRefreshToken): Promis
     .insertInto('oauth_refresh_tokens')
     .values({ ...token, used: 0 })
     .execute();
-}
-
-export async function findAccessTokenByHash(db: Db, tokenHash: string): Promise<AccessTokenRow | undefined> {
-  return db
-    .selectFrom('oauth_access_tokens')
-    .selectAll()
-    .where('token_hash', '=', tokenHash)
-    .executeTakeFirst();
 }
 
 export async function findRefreshTokenByHash(
@@ -309,7 +302,7 @@ export async function deleteExpiredOAuthRows(db: Db, now: number): Promise<numbe
   for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const)
     deleted += await deleteInBatches(
       async (limit) =>
-        (await db.selectFrom(table).select('id').where('expires_at', '<=', now).limit(limit).execute()).map(
+        (await db.selectFrom(table).select('id').where(expiredAt(table, now)).limit(limit).execute()).map(
           (r) => r.id,
         ),
       async (ids) =>
@@ -321,7 +314,7 @@ export async function deleteExpiredOAuthRows(db: Db, now: number): Promise<numbe
         await db
           .selectFrom('oauth_codes')
           .select('code_hash')
-          .where('expires_at', '<=', now)
+          .where(expiredAt('oauth_codes', now))
           .limit(limit)
           .execute()
       ).map((r) => r.code_hash),

@@ -1,10 +1,10 @@
-// Token creation through the API: the password check (src/auth/password-login.ts), then minting
+// Token creation through the API: the password check (src/users/password-login.ts), then minting
 // (src/auth/mint.ts). Results are discriminated unions; rows stay below.
 import type { Db } from '../store/database.ts';
 import type { UserRow } from '../users/repository.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { LoginLimiter } from '../auth/login-limiter.ts';
-import { checkPasswordLogin } from '../auth/password-login.ts';
+import { checkPasswordLogin } from '../users/password-login.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import { nowSeconds } from '../auth/clock.ts';
 

@@ -1,6 +1,6 @@
-// Signing in through the web: the one password check (src/auth/password-login.ts), ending in a new web
+// Signing in through the web: the one password check (src/users/password-login.ts), ending in a new web
 // session whose secret becomes the `rt` cookie.
-import { checkPasswordLogin } from '../auth/password-login.ts';
+import { checkPasswordLogin } from '../users/password-login.ts';
 import { startSession } from '../auth/sessions.ts';
 import { nowSeconds } from '../auth/clock.ts';
 import type { WebDeps } from './session.ts';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COOKIE_NAME } from '../http/credentials.ts';
 import { nowSeconds } from '../auth/clock.ts';
 import type { CredentialCore } from '../auth/credentials.ts';
-import { checkPasswordLogin, type PasswordLoginDeps } from '../auth/password-login.ts';
+import { checkPasswordLogin, type PasswordLoginDeps } from '../users/password-login.ts';
 import { inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
 import type { Db } from '../store/database.ts';
 import { html, type Html } from './html.ts';

@@ -26,11 +26,11 @@ import { inSudoMode } from '../auth/sessions.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import {
   connectedApplications,
-  regenerateToken,
   revokeApplication,
   signOutEverywhere,
   type ConnectedApplication,
 } from '../auth/revocation.ts';
+import { regenerateToken } from '../tokens/regenerate.ts';
 import {
   deletePublicTokenOfUser,
   findPageToken,
