@@ -1,5 +1,4 @@
 // Tokens: plain functions over the database handle or a transaction.
-import { nowSeconds } from '../auth/clock.ts';
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { deleteInBatches } from '../store/batches.ts';
@@ -63,7 +62,7 @@ export async function listPublicTokens(
   userId: number,
   limit: number,
   offset: number,
-  now: number = nowSeconds(),
+  now: number,
   id?: number,
 ): Promise<ListedToken[]> {
   if (id !== undefined) {

@@ -2,7 +2,6 @@
 // session whose secret becomes the `rt` cookie.
 import { checkPasswordLogin } from '../users/password-login.ts';
 import { startSession } from '../auth/sessions.ts';
-import { nowSeconds } from '../auth/clock.ts';
 import type { WebDeps } from './session.ts';
 
 export type WebLoginResult =
@@ -37,7 +36,7 @@ export async function webLogin(
     case 'banned':
       return { kind: 'banned' };
     case 'ok': {
-      const session = await startSession(deps.db, checked.user.id, nowSeconds());
+      const session = await startSession(deps.db, checked.user.id, deps.clock());
       return { kind: 'signed-in', secret: session.secret, userId: checked.user.id };
     }
   }
