@@ -16,6 +16,7 @@ import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
 import { bearerTokens } from './oauth/bearer.ts';
+import { userGrants } from './oauth/applications.ts';
 import { loggerOptions } from './http/logging.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
@@ -182,7 +183,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizationServer);
   // The web pages, at the server root: sign-in, the token page, connected applications, and the
   // authorization server's consent page.
-  await app.register(webPlugin, { pages: [authorizationPages], scopePrivileges });
+  await app.register(webPlugin, { pages: [authorizationPages], scopePrivileges, grants: userGrants });
 
   return app;
 }

@@ -24,12 +24,8 @@ import {
 } from './session.ts';
 import { inSudoMode } from '../auth/sessions.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
-import {
-  connectedApplications,
-  revokeApplication,
-  signOutEverywhere,
-  type ConnectedApplication,
-} from '../auth/revocation.ts';
+import { signOutEverywhere } from '../auth/revocation.ts';
+import type { ConnectedApplication, UserGrants } from './applications.ts';
 import { regenerateToken } from '../tokens/regenerate.ts';
 import {
   deletePublicTokenOfUser,
@@ -151,6 +147,8 @@ const orderOf = (raw: unknown): PageOrder => (raw === 'last-used' ? 'last-used' 
 export interface TokensPageOptions {
   /** the token privileges an OAuth scope string carries (the authorization server's rule); absent: none */
   scopePrivileges?: (scope: string) => number;
+  /** the OAuth server's grants of a user */
+  grants: UserGrants;
 }
 
 /** A connected application as the page shows it: what it may do in a few words, from its scope's privileges. */
@@ -178,10 +176,11 @@ function applicationView(
 export async function tokensPageRoutes(
   app: FastifyInstance,
   web: WebDeps,
-  options: TokensPageOptions = {},
+  options: TokensPageOptions,
 ): Promise<void> {
   const { store, lastUsed, metrics, config, clock } = app.tokend;
   const scopePrivileges = options.scopePrivileges ?? (() => 0);
+  const { grants } = options;
 
   const rowView = (t: PageToken): TokenRowView => {
     const pending = lastUsed.pendingUse(t.id);
@@ -244,7 +243,7 @@ export async function tokensPageRoutes(
     const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
     const now = clock();
     const rows = await listPageTokens(store.db, user.userId, { order, limit: size + 1, offset, now });
-    const apps = await connectedApplications(store.db, user.userId, now, APPLICATIONS_SHOWN);
+    const apps = await grants.connected(store.db, user.userId, now, APPLICATIONS_SHOWN);
     const choices: PrivilegeChoice[] = grantable(user.userPrivileges).map(({ name, bit }) => ({
       name,
       bit,
@@ -552,7 +551,7 @@ export async function tokensPageRoutes(
 
   /** One of the applications that can act for the user, by client id. */
   async function connectedApplication(user: Session, clientId: string): Promise<ApplicationView | undefined> {
-    const apps = await connectedApplications(store.db, user.userId, clock(), 1, clientId);
+    const apps = await grants.connected(store.db, user.userId, clock(), 1, clientId);
     const found = apps.applications[0];
     return found && applicationView(found, scopePrivileges);
   }
@@ -588,7 +587,7 @@ export async function tokensPageRoutes(
     async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
-      const revoked = await revokeApplication(store.db, user.userId, request.params.client);
+      const revoked = await grants.revoke(store.db, user.userId, request.params.client);
       if (!revoked) return noSuchApplication(reply);
       return reply.redirect('/tokens?disconnected=1', 303);
     },
@@ -639,7 +638,7 @@ export async function tokensPageRoutes(
           }),
         );
       }
-      const ended = await signOutEverywhere(store.db, user.userId);
+      const ended = await signOutEverywhere(store.db, user.userId, grants.endAll);
       request.log.info({ userId: user.userId, ...ended }, 'signed out everywhere');
       clearSessionCookie(request, reply);
       return reply.redirect('/login?signed_out=everywhere', 303);
