@@ -144,7 +144,7 @@ function batched<Row>(
 export interface CredentialLookup {
   /** The live token row (API token or session) with this secret, and its owner. */
   token(secret: string): Promise<TokenWithOwner | undefined>;
-  /** The live access token with this secret, its client and its owner (none without `bearerTokens`). */
+  /** The live access token with this secret, its client and its owner. */
   bearer(secret: string): Promise<BearerRow | undefined>;
 }
 
@@ -157,7 +157,7 @@ export interface CredentialLookup {
 export function credentialLookup(
   store: LookupStore,
   clock: Clock,
-  bearerTokens?: BearerTokens,
+  bearerTokens: BearerTokens,
 ): CredentialLookup {
   const tokens = store.db
     .selectFrom('tokens')
@@ -208,22 +208,22 @@ export function credentialLookup(
     return found;
   });
 
-  const accessTokens = bearerTokens?.query(store.db).where(liveAt('oauth_access_tokens', NOW_PARAMETER));
-  const readAccessTokens =
-    accessTokens && hotReadAnyOf<Hashed<BearerRow>>(store, accessTokens, 'oauth_access_tokens.token_hash');
-  const bearer =
-    readAccessTokens &&
-    batched<BearerRow>(async (secrets) => {
-      const hashes = secrets.map(hashTokenSecret);
-      const rows = await readAccessTokens(hashes, [clock()]);
-      const byHash = new Map(rows.map((row) => [row.token_hash, row]));
-      return hashes.map((h) => byHash.get(h));
-    });
+  const accessTokens = bearerTokens.query(store.db).where(liveAt('oauth_access_tokens', NOW_PARAMETER));
+  const readAccessTokens = hotReadAnyOf<Hashed<BearerRow>>(
+    store,
+    accessTokens,
+    'oauth_access_tokens.token_hash',
+  );
+  const bearer = batched<BearerRow>(async (secrets) => {
+    const hashes = secrets.map(hashTokenSecret);
+    const rows = await readAccessTokens(hashes, [clock()]);
+    const byHash = new Map(rows.map((row) => [row.token_hash, row]));
+    return hashes.map((h) => byHash.get(h));
+  });
 
   return {
     token: (secret) => (secret.length > SECRET_LENGTH_MAX ? Promise.resolve(undefined) : token(secret)),
-    bearer: (secret) =>
-      !bearer || secret.length > SECRET_LENGTH_MAX ? Promise.resolve(undefined) : bearer(secret),
+    bearer: (secret) => (secret.length > SECRET_LENGTH_MAX ? Promise.resolve(undefined) : bearer(secret)),
   };
 }
 

@@ -21,9 +21,15 @@ for (const dialect of DIALECTS) {
       const { secret, id } = await h.createToken(user.id);
       const expiresAt = 2_000_000_000;
       await h.store.db.updateTable('tokens').set({ expires_at: expiresAt }).where('id', '=', id).execute();
-      assert.equal((await credentialLookup(h.store, () => expiresAt - 1).token(secret))?.id, id);
-      assert.equal(await credentialLookup(h.store, () => expiresAt).token(secret), undefined);
-      assert.equal(await credentialLookup(h.store, () => expiresAt + 1).token(secret), undefined);
+      assert.equal(
+        (await credentialLookup(h.store, () => expiresAt - 1, bearerTokens).token(secret))?.id,
+        id,
+      );
+      assert.equal(await credentialLookup(h.store, () => expiresAt, bearerTokens).token(secret), undefined);
+      assert.equal(
+        await credentialLookup(h.store, () => expiresAt + 1, bearerTokens).token(secret),
+        undefined,
+      );
     });
 
     it('finds a web session only as a session, and only until it expires', async (t) => {
