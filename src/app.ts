@@ -15,6 +15,8 @@ import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
+import { bearerTokens } from './oauth/bearer.ts';
+import { userGrants } from './oauth/applications.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { readBodies, readEveryBodyAsJson } from './http/bodies.ts';
@@ -120,7 +122,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
     lastUsed,
-    credentials: credentialCore({ store, clock, lastUsed }),
+    credentials: credentialCore({ store, clock, lastUsed, bearerTokens }),
     jobs: new FixPrivilegesRuns(app.log),
     metrics: new TokendMetrics(),
     expiry: new ExpirySweeper(store.db, app.log, clock),
@@ -182,7 +184,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizationServer);
   // The web pages, at the server root: sign-in, the token page, connected applications, and the
   // authorization server's consent page.
-  await app.register(webPlugin, { pages: [authorizationPages], scopePrivileges });
+  await app.register(webPlugin, { pages: [authorizationPages], scopePrivileges, grants: userGrants });
 
   return app;
 }

@@ -3,18 +3,20 @@
 // one indexed query shared by the lookups of one turn of the event loop, one expiry rule read from one
 // clock. The core records the use of an API token and computes effective privileges: limit() of what the
 // credential carries against the owner's privileges as stored now, 0 for a banned owner. `http/` only
-// reads the credential from the request and keeps the identity this returns.
+// reads the credential from the request and keeps the identity this returns; the OAuth server's
+// introspection and revocation find an access token here too. The OAuth access tokens are a kind the
+// OAuth server registers (BearerTokens, given by app.ts): their query and scopes are its own.
 import DataLoader from 'dataloader';
-import { sql } from 'kysely';
+import type { SelectQueryBuilder } from 'kysely';
 import { hotReadAnyOf } from '../store/sql-dialect.ts';
+import type { Db, Store } from '../store/database.ts';
+import type { Database } from '../store/schema.ts';
 import type { Clock } from './clock.ts';
+import { liveAt } from './live.ts';
 import { effectivePrivileges } from './privileges.ts';
-import type { Store } from '../store/database.ts';
 import { hashTokenSecret, legacyTokenHash } from './secret.ts';
-import { deleteTokenById } from '../tokens/repository.ts';
 import type { LastUsedBatcher } from './last-used.ts';
-import { scopePrivileges } from '../oauth/scopes.ts';
-import { revokeGrantOfAccessToken } from '../oauth/repository.ts';
+import { deleteTokenById } from './revocation.ts';
 import type { Session } from './sessions.ts';
 
 export interface TokenIdentity {
@@ -40,6 +42,7 @@ export interface BearerIdentity {
   kind: 'bearer';
   tokenId: number;
   userId: number;
+  username: string;
   userPrivileges: number;
   /** limit(scope privileges, owner's current privileges); 0 for a banned owner */
   privileges: number;
@@ -47,6 +50,10 @@ export interface BearerIdentity {
   scope: string;
   /** RFC 3339 */
   created: string;
+  /** Unix seconds */
+  createdAt: number;
+  /** Unix seconds */
+  expiresAt: number;
   client: BearerClient;
 }
 
@@ -80,10 +87,12 @@ export interface BearerRow {
   user_id: number;
   scope: string;
   created_at: number;
+  expires_at: number;
   client_id: string;
   client_name: string;
   client_owner_id: number;
   client_avatar: string;
+  username: string;
   user_privileges: number;
 }
 
@@ -91,11 +100,23 @@ type LookupStore = Pick<Store, 'db' | 'hotQuery'>;
 type Hashed<Row> = Row & { token_hash: string };
 
 /**
- * The one expiry rule: a credential is live while it has no expiry or its expiry is after now. `now` is
- * the statement's first parameter (compiled as 0, passed per call).
+ * The OAuth access tokens, a kind of credential the OAuth server registers with the core (app.ts). The
+ * core looks them up as it looks up API tokens: by the SHA-256 hash of the secret, in the same batches,
+ * live by the same rule (liveAt, which the core adds).
  */
-const live = (column: 'tokens.expires_at' | 'oauth_access_tokens.expires_at') =>
-  sql<boolean>`(${sql.ref(column)} is null or ${sql.ref(column)} > ${0})`;
+export interface BearerTokens {
+  /** Every access token with its client and owner (BearerRow's columns and token_hash); no parameters. */
+  query(
+    db: Db,
+  ): SelectQueryBuilder<Database, 'oauth_access_tokens' | 'oauth_clients' | 'users', Hashed<BearerRow>>;
+  /** The token privileges a scope string carries. */
+  scopePrivileges(scope: string): number;
+  /** Ends the grant an access token belongs to, every token of it. */
+  endGrant(db: Db, accessTokenId: number): Promise<void>;
+}
+
+/** The lookups' time: the statement's first parameter (compiled as 0, passed per call), for liveAt. */
+const NOW_PARAMETER = 0;
 
 /** Unix seconds as RFC 3339 (UTC, whole seconds). */
 export const rfc3339 = (seconds: number): string =>
@@ -133,7 +154,11 @@ export interface CredentialLookup {
  * token found by its MD5 form gets its SHA-256 hash stored there and then, before it is answered, so the
  * weak hash is gone after one use. New credentials are only ever stored by their SHA-256 hash.
  */
-export function credentialLookup(store: LookupStore, clock: Clock): CredentialLookup {
+export function credentialLookup(
+  store: LookupStore,
+  clock: Clock,
+  bearerTokens: BearerTokens,
+): CredentialLookup {
   const tokens = store.db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
@@ -149,7 +174,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
       'users.privileges as user_privileges',
       'tokens.token_hash',
     ])
-    .where(live('tokens.expires_at'));
+    .where(liveAt('tokens', NOW_PARAMETER));
   // Read with the current time first (the expiry rule's parameter), then the hashes.
   const readTokens = hotReadAnyOf<Hashed<TokenWithOwner>>(store, tokens, 'tokens.token_hash');
   // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
@@ -167,8 +192,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
     const at = clock();
     const rows = await readTokens([...hashes, ...legacy], [at]);
     for (const row of rows) row.at = at;
-    // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
-    const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
+    const byHash = new Map(rows.map((row) => [row.token_hash, row]));
     const upgrading: Array<Promise<unknown>> = [];
     const found = secrets.map((_, i) => {
       const row = byHash.get(hashes[i]!);
@@ -184,23 +208,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
     return found;
   });
 
-  const accessTokens = store.db
-    .selectFrom('oauth_access_tokens')
-    .innerJoin('oauth_clients', 'oauth_clients.id', 'oauth_access_tokens.client_id')
-    .innerJoin('users', 'users.id', 'oauth_access_tokens.user_id')
-    .select([
-      'oauth_access_tokens.id',
-      'oauth_access_tokens.user_id',
-      'oauth_access_tokens.scope',
-      'oauth_access_tokens.created_at',
-      'oauth_clients.id as client_id',
-      'oauth_clients.name as client_name',
-      'oauth_clients.owner_id as client_owner_id',
-      'oauth_clients.avatar as client_avatar',
-      'users.privileges as user_privileges',
-      'oauth_access_tokens.token_hash',
-    ])
-    .where(live('oauth_access_tokens.expires_at'));
+  const accessTokens = bearerTokens.query(store.db).where(liveAt('oauth_access_tokens', NOW_PARAMETER));
   const readAccessTokens = hotReadAnyOf<Hashed<BearerRow>>(
     store,
     accessTokens,
@@ -209,7 +217,7 @@ export function credentialLookup(store: LookupStore, clock: Clock): CredentialLo
   const bearer = batched<BearerRow>(async (secrets) => {
     const hashes = secrets.map(hashTokenSecret);
     const rows = await readAccessTokens(hashes, [clock()]);
-    const byHash = new Map(rows.map((row) => [row.token_hash.trimEnd(), row]));
+    const byHash = new Map(rows.map((row) => [row.token_hash, row]));
     return hashes.map((h) => byHash.get(h));
   });
 
@@ -228,6 +236,8 @@ export interface CredentialCore {
   identify(secret: string | undefined, bearer: boolean): Identity | Promise<Identity>;
   /** The live web session with this secret, or undefined for anything else (an API or bearer token too). */
   session(secret: string | undefined): Promise<Session | undefined>;
+  /** The live OAuth access token with this secret, or undefined (introspection and revocation ask). */
+  bearer(secret: string): Promise<BearerIdentity | undefined>;
   /** Ends the credential an identity came from: the API token, or the whole grant of a bearer token. */
   end(identity: TokenIdentity | BearerIdentity): Promise<void>;
 }
@@ -236,10 +246,12 @@ export interface CredentialCoreDeps {
   store: LookupStore;
   clock: Clock;
   lastUsed: LastUsedBatcher;
+  /** the OAuth access tokens (src/oauth/bearer.ts) */
+  bearerTokens: BearerTokens;
 }
 
-export function credentialCore({ store, clock, lastUsed }: CredentialCoreDeps): CredentialCore {
-  const lookup = credentialLookup(store, clock);
+export function credentialCore({ store, clock, lastUsed, bearerTokens }: CredentialCoreDeps): CredentialCore {
+  const lookup = credentialLookup(store, clock, bearerTokens);
 
   const fromToken = (row: TokenWithOwner | undefined): Identity => {
     if (!row) return NO_IDENTITY;
@@ -261,10 +273,13 @@ export function credentialCore({ store, clock, lastUsed }: CredentialCoreDeps): 
       kind: 'bearer',
       tokenId: row.id,
       userId: row.user_id,
+      username: row.username,
       userPrivileges,
-      privileges: effectivePrivileges(scopePrivileges(row.scope), userPrivileges),
+      privileges: effectivePrivileges(bearerTokens.scopePrivileges(row.scope), userPrivileges),
       scope: row.scope,
       created: rfc3339(Number(row.created_at)),
+      createdAt: Number(row.created_at),
+      expiresAt: Number(row.expires_at),
       client: {
         id: row.client_id,
         name: row.client_name,
@@ -296,13 +311,17 @@ export function credentialCore({ store, clock, lastUsed }: CredentialCoreDeps): 
         passwordAt: row.password_at === null ? null : Number(row.password_at),
       };
     },
+    async bearer(secret) {
+      const row = await lookup.bearer(secret);
+      return row && fromBearer(row);
+    },
     async end(identity) {
       if (identity.kind === 'token') {
         lastUsed.forget(identity.tokenId);
         await deleteTokenById(store.db, identity.tokenId);
       } else {
         // The whole grant: a refresh token left behind would mint a new access token at once.
-        await revokeGrantOfAccessToken(store.db, identity.tokenId);
+        await bearerTokens.endGrant(store.db, identity.tokenId);
       }
     },
   };

@@ -2,7 +2,8 @@
 // and on shutdown, instead of one UPDATE per request.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/database.ts';
-import { recordTokenUses } from '../tokens/repository.ts';
+import { sql } from 'kysely';
+import { greatest } from '../store/sql-dialect.ts';
 import { PeriodicJob } from '../periodic.ts';
 
 /** Largest batch sent as one statement (keeps every dialect's parameter limit far away). */
@@ -65,4 +66,26 @@ export class LastUsedBatcher {
       this.log.error({ err, pending: this.pending.size }, 'writing token uses failed; will retry');
     }
   }
+}
+
+/**
+ * Writes a batch of uses in one statement. GREATEST/max keeps last_updated from moving backwards
+ * when several instances flush uses of the same token.
+ */
+export async function recordTokenUses(db: Db, uses: ReadonlyArray<readonly [number, number]>) {
+  if (uses.length === 0) return;
+  const cases = sql.join(
+    uses.map(([id, at]) => sql`WHEN ${id} THEN ${at}`),
+    sql` `,
+  );
+  const used = sql<number>`CASE id ${cases} ELSE last_updated END`;
+  await db
+    .updateTable('tokens')
+    .set({ last_updated: greatest(db, sql<number>`last_updated`, used) })
+    .where(
+      'id',
+      'in',
+      uses.map(([id]) => id),
+    )
+    .execute();
 }

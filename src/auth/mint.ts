@@ -4,14 +4,42 @@
 // many live credentials of one kind an owner may hold: beyond the bound, the oldest end (endOldestBeyond).
 import { sql } from 'kysely';
 import type { Db } from '../store/database.ts';
-import { forUpdate } from '../store/sql-dialect.ts';
+import { forUpdate, insertReturningId } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { deleteInBatches } from '../store/batches.ts';
+import { unexpiredAt } from './live.ts';
 import { limit } from './privileges.ts';
 import { hashTokenSecret, newTokenSecret } from './secret.ts';
-import { insertToken, type NewToken } from '../tokens/repository.ts';
 
 const MAX_SECRET_ATTEMPTS = 5;
+
+export interface NewToken {
+  userId: number;
+  privileges: number;
+  description: string;
+  tokenHash: string;
+  private: boolean;
+  now: number;
+  /** Unix seconds; absent or null: never expires */
+  expiresAt?: number | null;
+  /** a web session (see src/auth/sessions.ts): private, no privileges, with the time of its password entry */
+  session?: { passwordAt: number };
+}
+
+export async function insertToken(db: Db, token: NewToken): Promise<number> {
+  return insertReturningId(db, 'tokens', {
+    user_id: token.userId,
+    privileges: token.privileges,
+    description: token.description,
+    token_hash: token.tokenHash,
+    private: token.private ? 1 : 0,
+    last_updated: token.now,
+    created_at: token.now,
+    expires_at: token.expiresAt ?? null,
+    session: token.session ? 1 : 0,
+    password_at: token.session?.passwordAt ?? null,
+  });
+}
 
 export interface MintedToken {
   id: number;
@@ -117,7 +145,7 @@ export async function countLiveApiTokens(db: Db, userId: number, now: number): P
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('user_id', '=', userId)
     .where('session', '=', 0)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .where(unexpiredAt('tokens', now))
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }

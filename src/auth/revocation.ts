@@ -2,8 +2,6 @@
 // credential it ends answers as unknown from the next request on, on every instance: each request looks
 // its credential up in the database, and nothing is cached between requests.
 import type { Db } from '../store/database.ts';
-import { deletePublicTokenOfUser, findPublicTokenOfUser } from '../tokens/repository.ts';
-import { mintToken, type MintedToken } from './mint.ts';
 import { endSessionsOfUser } from './sessions.ts';
 
 export interface SignOutEverywhereResult {
@@ -13,27 +11,26 @@ export interface SignOutEverywhereResult {
   applications: number;
 }
 
+/** Ends every OAuth grant of a user (src/oauth/applications.ts endGrantsOfUser), inside a transaction. */
+export type EndGrantsOfUser = (
+  trx: Db,
+  userId: number,
+) => Promise<{ oauthTokens: number; applications: number }>;
+
 /**
  * Ends every web session, every API token (public and private), every OAuth grant (access and refresh
- * tokens, unexchanged codes, and the approvals themselves) of the user.
+ * tokens, unexchanged codes, and the approvals themselves: `endGrants`) of the user, in one transaction.
  */
-export async function signOutEverywhere(db: Db, userId: number): Promise<SignOutEverywhereResult> {
+export async function signOutEverywhere(
+  db: Db,
+  userId: number,
+  endGrants: EndGrantsOfUser,
+): Promise<SignOutEverywhereResult> {
   return db.transaction().execute(async (trx) => {
     const sessions = await endSessionsOfUser(trx, userId);
     const tokens = await trx.deleteFrom('tokens').where('user_id', '=', userId).executeTakeFirst();
-    let oauthTokens = 0;
-    for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const) {
-      const r = await trx.deleteFrom(table).where('user_id', '=', userId).executeTakeFirst();
-      oauthTokens += Number(r.numDeletedRows);
-    }
-    await trx.deleteFrom('oauth_codes').where('user_id', '=', userId).execute();
-    const consents = await trx.deleteFrom('oauth_consents').where('user_id', '=', userId).executeTakeFirst();
-    return {
-      sessions,
-      apiTokens: Number(tokens.numDeletedRows),
-      oauthTokens,
-      applications: Number(consents.numDeletedRows),
-    };
+    const grants = await endGrants(trx, userId);
+    return { sessions, apiTokens: Number(tokens.numDeletedRows), ...grants };
   });
 }
 
@@ -54,162 +51,7 @@ export async function changePassword(
   });
 }
 
-export interface ConnectedApplication {
-  clientId: string;
-  name: string;
-  avatar: string;
-  /** the scopes the user approved (space-separated); '' for a grant an operator made without approval */
-  scope: string;
-  /** Unix seconds of the latest approval; null for an operator's grant */
-  approvedAt: number | null;
-  /**
-   * Unix seconds when the application obtained the newest token it still holds for this user; null: it
-   * holds none now. Ended and expired tokens are deleted, so null does not tell whether it ever had one
-   * (an approval not yet used, or tokens all revoked, by reuse detection for one).
-   */
-  lastUsedAt: number | null;
-}
-
-/** No client id is longer than 64 characters or holds NUL (which PostgreSQL refuses in a text parameter). */
-const possibleClientId = (id: string): boolean => id.length <= 64 && !id.includes('\0');
-
-/**
- * The applications that can act for the user: those the user approved, and those holding a live token
- * for the user (an operator's `client token`), with when each obtained the newest token it still holds
- * (`lastUsedAt`). At most `max` of them, the first by name; `total` counts them all. Every query reads
- * one user's rows through an index, and the tokens it reads are those the grant bounds keep
- * (src/oauth/issue.ts). With `only`, just that application, if it can act for the user.
- */
-export async function connectedApplications(
-  db: Db,
-  userId: number,
-  now: number,
-  max: number,
-  only?: string,
-): Promise<{ applications: ConnectedApplication[]; total: number }> {
-  if (only !== undefined && !possibleClientId(only)) return { applications: [], total: 0 };
-  const appIds = db
-    .selectFrom('oauth_consents')
-    .select('client_id')
-    .where('user_id', '=', userId)
-    .union(
-      db
-        .selectFrom('oauth_access_tokens')
-        .select('client_id')
-        .where('user_id', '=', userId)
-        .where('expires_at', '>', now),
-    )
-    .union(
-      db
-        .selectFrom('oauth_refresh_tokens')
-        .select('client_id')
-        .where('user_id', '=', userId)
-        .where('used', '=', 0)
-        .where('expires_at', '>', now),
-    );
-  const counted = await db
-    .selectFrom(appIds.as('apps'))
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .executeTakeFirstOrThrow();
-  const rows = await db
-    .selectFrom(appIds.as('apps'))
-    .innerJoin('oauth_clients as c', 'c.id', 'apps.client_id')
-    .leftJoin('oauth_consents as a', (join) =>
-      join.onRef('a.client_id', '=', 'c.id').on('a.user_id', '=', userId),
-    )
-    .select(['c.id', 'c.name', 'c.avatar', 'a.scope', 'a.updated_at'])
-    .$if(only !== undefined, (q) => q.where('c.id', '=', only!))
-    .orderBy('c.name')
-    .orderBy('c.id')
-    .limit(max)
-    .execute();
-  const ids = rows.map((r) => r.id);
-  const lastIssued = new Map<string, number>();
-  if (ids.length > 0) {
-    const latest = (table: 'oauth_access_tokens' | 'oauth_refresh_tokens') => {
-      let query = db
-        .selectFrom(table)
-        .select((eb) => ['client_id', eb.fn.max<number | string>('created_at').as('at')])
-        .where('user_id', '=', userId)
-        .where('client_id', 'in', ids)
-        .where('expires_at', '>', now);
-      if (table === 'oauth_refresh_tokens') query = query.where('used', '=', 0);
-      return query.groupBy('client_id').execute();
-    };
-    for (const found of [await latest('oauth_access_tokens'), await latest('oauth_refresh_tokens')])
-      for (const r of found)
-        lastIssued.set(r.client_id, Math.max(lastIssued.get(r.client_id) ?? 0, Number(r.at)));
-  }
-  const applications: ConnectedApplication[] = rows.map((r) => ({
-    clientId: r.id,
-    name: r.name,
-    avatar: r.avatar,
-    // no approval: a grant an operator made
-    scope: r.scope ?? '',
-    approvedAt: r.updated_at === null ? null : Number(r.updated_at),
-    lastUsedAt: lastIssued.get(r.id) ?? null,
-  }));
-  applications.sort((a, b) => a.name.localeCompare(b.name) || a.clientId.localeCompare(b.clientId));
-  return { applications, total: Number(counted.n) };
-}
-
-/** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
-export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
-  if (!possibleClientId(clientId)) return false;
-  return db.transaction().execute(async (trx) => {
-    let deleted = 0;
-    for (const table of [
-      'oauth_consents',
-      'oauth_access_tokens',
-      'oauth_refresh_tokens',
-      'oauth_codes',
-    ] as const) {
-      const r = await trx
-        .deleteFrom(table)
-        .where('user_id', '=', userId)
-        .where('client_id', '=', clientId)
-        .executeTakeFirst();
-      deleted += Number(r.numDeletedRows);
-    }
-    return deleted > 0;
-  });
-}
-
-export interface RegeneratedToken {
-  /** the id of the token that ended */
-  replaced: number;
-  /** its replacement: a new id and secret */
-  token: MintedToken;
-  description: string;
-  /** Unix seconds; undefined: never expires */
-  expiresAt: number | undefined;
-}
-
-/**
- * Replaces one of the user's public tokens by a new one with the same description, privileges and expiry,
- * in one transaction: the old one is deleted as the token page's and the API's revocation by id delete it
- * (so its secret stops working from the next request on), and the new one is minted by mintToken, whose
- * rules all apply (its privileges limited by the owner's as stored now; the per-user cap, which the old
- * token no longer counts against). Undefined when the user has no such live token, or when a concurrent
- * request ended it first. The caller forgets the old token's pending use (LastUsedBatcher.forget).
- */
-export async function regenerateToken(
-  db: Db,
-  request: { userId: number; tokenId: number; now: number; cap: number },
-): Promise<RegeneratedToken | undefined> {
-  const run = async (trx: Db): Promise<RegeneratedToken | undefined> => {
-    const old = await findPublicTokenOfUser(trx, request.userId, request.tokenId, request.now);
-    if (!old || !(await deletePublicTokenOfUser(trx, request.userId, old.id))) return undefined;
-    const token = await mintToken(trx, {
-      userId: request.userId,
-      requested: Number(old.privileges),
-      description: old.description,
-      private: false,
-      now: request.now,
-      expiresAt: old.expires_at ?? null,
-      cap: request.cap,
-    });
-    return { replaced: old.id, token, description: old.description, expiresAt: old.expires_at };
-  };
-  return db.isTransaction ? run(db) : db.transaction().execute(run);
+export async function deleteTokenById(db: Db, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('tokens').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }

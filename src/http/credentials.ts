@@ -15,6 +15,10 @@ const first = (v: unknown): string | undefined => {
   return typeof s === 'string' && s !== '' ? s : undefined;
 };
 
+/** The `rt` cookie: the web session's credential, which the pages read only here too. */
+export const readSessionCookie = (request: FastifyRequest): string | undefined =>
+  first(request.cookies?.[COOKIE_NAME]);
+
 export function readCredential(request: FastifyRequest): Credential | undefined {
   const header = first(request.headers['x-ripple-token']);
   if (header) return { value: header, source: 'x-ripple-token' };
@@ -30,7 +34,7 @@ export function readCredential(request: FastifyRequest): Credential | undefined 
   if (fromK) return { value: fromK, source: 'query-k' };
   // A script tag on another site could otherwise read a signed-in user's data through JSONP.
   if (query?.callback === undefined) {
-    const cookie = first(request.cookies?.[COOKIE_NAME]);
+    const cookie = readSessionCookie(request);
     if (cookie) return { value: cookie, source: 'cookie' };
   }
   return undefined;

@@ -1,5 +1,6 @@
 // What the OAuth endpoints and grants need, passed explicitly (no service locator).
 import type { OAuthGrantBounds } from '../config.ts';
+import type { CredentialCore } from '../auth/credentials.ts';
 import type { Db } from '../store/database.ts';
 import type { WebDeps } from '../web/session.ts';
 import type { TokenLimits } from './token-limits.ts';
@@ -12,6 +13,8 @@ export interface OAuthDeps {
   publicUrl: string | undefined;
   /** OAUTH_GRANTS_PER_CLIENT_MAX, OAUTH_GRANTS_PER_USER_MAX */
   grants: OAuthGrantBounds;
+  /** finds a live access token (introspection, revocation) */
+  credentials: Pick<CredentialCore, 'bearer'>;
 }
 
 /** What the token endpoint and its grants need besides: the token endpoint's rate limits. */

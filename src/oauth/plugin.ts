@@ -76,6 +76,7 @@ const oauthDeps = (app: FastifyInstance): OAuthDeps => ({
   now: app.tokend.clock,
   publicUrl: app.tokend.config.publicUrl,
   grants: app.tokend.config.oauthGrants,
+  credentials: app.tokend.credentials,
 });
 
 /** Removes expired OAuth rows now and then; sweeps never overlap and a failure is retried next time. */

@@ -3,7 +3,9 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate, upsert } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';
+import { canMatchText } from '../store/text.ts';
 import { isBanned } from '../auth/privileges.ts';
+import { expiredAt } from '../auth/live.ts';
 import { findUserById } from '../users/repository.ts';
 import type {
   OAuthAccessTokenTable,
@@ -19,13 +21,18 @@ export type RefreshTokenRow = Selectable<OAuthRefreshTokenTable>;
 
 // ---- clients
 
+/** Longest client id (the column's length). */
+export const CLIENT_ID_MAX_LENGTH = 64;
+
+/** Whether `id` can name a client: no longer than the column, no NUL (src/store/text.ts). */
+export const possibleClientId = (id: string): boolean => canMatchText(id, CLIENT_ID_MAX_LENGTH);
+
 export async function insertClient(db: Db, client: ClientRow): Promise<void> {
   await db.insertInto('oauth_clients').values(client).execute();
 }
 
 export async function findClientById(db: Db, id: string): Promise<ClientRow | undefined> {
-  // No client id is that long or holds NUL (which PostgreSQL refuses in a text parameter): never send one.
-  if (id.length > 64 || id.includes('\0')) return undefined;
+  if (!possibleClientId(id)) return undefined;
   return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -93,14 +100,6 @@ export async function insertRefreshToken(db: Db, token: NewRefreshToken): Promis
     .insertInto('oauth_refresh_tokens')
     .values({ ...token, used: 0 })
     .execute();
-}
-
-export async function findAccessTokenByHash(db: Db, tokenHash: string): Promise<AccessTokenRow | undefined> {
-  return db
-    .selectFrom('oauth_access_tokens')
-    .selectAll()
-    .where('token_hash', '=', tokenHash)
-    .executeTakeFirst();
 }
 
 export async function findRefreshTokenByHash(
@@ -303,7 +302,7 @@ export async function deleteExpiredOAuthRows(db: Db, now: number): Promise<numbe
   for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const)
     deleted += await deleteInBatches(
       async (limit) =>
-        (await db.selectFrom(table).select('id').where('expires_at', '<=', now).limit(limit).execute()).map(
+        (await db.selectFrom(table).select('id').where(expiredAt(table, now)).limit(limit).execute()).map(
           (r) => r.id,
         ),
       async (ids) =>
@@ -315,7 +314,7 @@ export async function deleteExpiredOAuthRows(db: Db, now: number): Promise<numbe
         await db
           .selectFrom('oauth_codes')
           .select('code_hash')
-          .where('expires_at', '<=', now)
+          .where(expiredAt('oauth_codes', now))
           .limit(limit)
           .execute()
       ).map((r) => r.code_hash),

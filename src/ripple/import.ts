@@ -392,8 +392,7 @@ export async function importRipple(
         .where(idOrHash)
         .execute();
       const byId = new Map(held.map((t) => [t.id, t.user_id]));
-      // trimEnd: PostgreSQL pads a char(64) value, and a legacy hash is shorter.
-      const byHash = new Map(held.map((t) => [t.token_hash.trimEnd(), t.id]));
+      const byHash = new Map(held.map((t) => [t.token_hash, t.id]));
       const imported = await db
         .selectFrom('ripple_imported_tokens')
         .select(['id', 'token_hash'])

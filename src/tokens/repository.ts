@@ -1,9 +1,8 @@
 // Tokens: plain functions over the database handle or a transaction.
-import { nowSeconds } from '../auth/clock.ts';
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
-import { greatest, insertReturningId } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';
+import { expiredAt, unexpiredAt } from '../auth/live.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
@@ -17,34 +16,6 @@ export type ListedToken = Pick<TokenRow, 'id' | 'privileges' | 'description' | '
   expires_at?: number;
 };
 
-export interface NewToken {
-  userId: number;
-  privileges: number;
-  description: string;
-  tokenHash: string;
-  private: boolean;
-  now: number;
-  /** Unix seconds; absent or null: never expires */
-  expiresAt?: number | null;
-  /** a web session (see src/auth/sessions.ts): private, no privileges, with the time of its password entry */
-  session?: { passwordAt: number };
-}
-
-export async function insertToken(db: Db, token: NewToken): Promise<number> {
-  return insertReturningId(db, 'tokens', {
-    user_id: token.userId,
-    privileges: token.privileges,
-    description: token.description,
-    token_hash: token.tokenHash,
-    private: token.private ? 1 : 0,
-    last_updated: token.now,
-    created_at: token.now,
-    expires_at: token.expiresAt ?? null,
-    session: token.session ? 1 : 0,
-    password_at: token.session?.passwordAt ?? null,
-  });
-}
-
 /** The user's public tokens unexpired at `now`: the rows a listing counts, in the listing index's order. */
 const publicTokenIdsOf = (db: Db, userId: number, now: number) =>
   db
@@ -52,7 +23,7 @@ const publicTokenIdsOf = (db: Db, userId: number, now: number) =>
     .select('id')
     .where('user_id', '=', userId)
     .where('private', '=', 0)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    .where(unexpiredAt('tokens', now));
 
 /** The columns a listing shows. */
 const LISTED = ['id', 'privileges', 'description', 'last_updated', 'expires_at'] as const;
@@ -64,7 +35,7 @@ const publicTokensOf = (db: Db, userId: number, now: number) =>
     .select(LISTED)
     .where('user_id', '=', userId)
     .where('private', '=', 0)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    .where(unexpiredAt('tokens', now));
 
 /** A listed token: tokens without an expiry carry exactly the spec's four fields. */
 function listed({
@@ -91,7 +62,7 @@ export async function listPublicTokens(
   userId: number,
   limit: number,
   offset: number,
-  now: number = nowSeconds(),
+  now: number,
   id?: number,
 ): Promise<ListedToken[]> {
   if (id !== undefined) {
@@ -209,7 +180,7 @@ export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: n
 export async function deleteExpiredTokens(db: Db, now: number): Promise<number> {
   return deleteInBatches(
     async (limit) =>
-      (await db.selectFrom('tokens').select('id').where('expires_at', '<=', now).limit(limit).execute()).map(
+      (await db.selectFrom('tokens').select('id').where(expiredAt('tokens', now)).limit(limit).execute()).map(
         (r) => r.id,
       ),
     async (ids) =>
@@ -236,33 +207,6 @@ export async function listAllTokensOfUser(
     ])
     .where('user_id', '=', userId)
     .orderBy('id')
-    .execute();
-}
-
-export async function deleteTokenById(db: Db, id: number): Promise<boolean> {
-  const result = await db.deleteFrom('tokens').where('id', '=', id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
-}
-
-/**
- * Writes a batch of uses in one statement. GREATEST/max keeps last_updated from moving backwards
- * when several instances flush uses of the same token.
- */
-export async function recordTokenUses(db: Db, uses: ReadonlyArray<readonly [number, number]>) {
-  if (uses.length === 0) return;
-  const cases = sql.join(
-    uses.map(([id, at]) => sql`WHEN ${id} THEN ${at}`),
-    sql` `,
-  );
-  const used = sql<number>`CASE id ${cases} ELSE last_updated END`;
-  await db
-    .updateTable('tokens')
-    .set({ last_updated: greatest(db, sql<number>`last_updated`, used) })
-    .where(
-      'id',
-      'in',
-      uses.map(([id]) => id),
-    )
     .execute();
 }
 

@@ -1,6 +1,5 @@
 // The token operations of the v1 API, at their paths under {base_url}/v1. Their schemas are in schemas.ts;
 // the handlers' requests are typed from them.
-import { nowSeconds } from '../auth/clock.ts';
 import type {
   ContextConfigDefault,
   FastifyInstance,
@@ -87,7 +86,7 @@ export function lacksPrivileges(
 
 export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<JsonSchemaToTsProvider>();
-  const { store, passwords, loginLimiter, lastUsed, credentials, jobs } = app.tokend;
+  const { store, passwords, loginLimiter, lastUsed, credentials, jobs, clock } = app.tokend;
 
   const create: Handler<typeof createSchema> = async (request, reply) => {
     const body = request.body;
@@ -112,6 +111,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         passwords,
         loginLimiter,
         tokensPerUserMax: app.tokend.config.tokensPerUserMax,
+        clock,
       },
       {
         username,
@@ -204,7 +204,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
       );
     const id = idText === '' ? undefined : Number(idText);
     const { limit, offset } = paginate(queryParam(request.query, 'p'), queryParam(request.query, 'l'));
-    const now = nowSeconds();
+    const now = clock();
     // With an id: a page of that token or none; an id beyond any stored one is no token.
     const rows: ListedToken[] =
       id !== undefined && id > MAX_ID

@@ -1,12 +1,12 @@
-// Token creation through the API: the password check (src/auth/password-login.ts), then minting
+// Token creation through the API: the password check (src/users/password-login.ts), then minting
 // (src/auth/mint.ts). Results are discriminated unions; rows stay below.
 import type { Db } from '../store/database.ts';
 import type { UserRow } from '../users/repository.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { LoginLimiter } from '../auth/login-limiter.ts';
-import { checkPasswordLogin } from '../auth/password-login.ts';
+import { checkPasswordLogin } from '../users/password-login.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
-import { nowSeconds } from '../auth/clock.ts';
+import type { Clock } from '../auth/clock.ts';
 
 export interface LoginInput {
   username: string | undefined;
@@ -34,6 +34,8 @@ export interface LoginDeps {
   loginLimiter: LoginLimiter;
   /** TOKENS_PER_USER_MAX */
   tokensPerUserMax: number;
+  /** the app's clock: the token's creation and expiry */
+  clock: Clock;
 }
 
 /** Token creation's checks 3–8, in the spec's order (1 and 2 are the route's); the token cap after 7. */
@@ -48,7 +50,7 @@ export async function loginForToken(
   const checked = await checkPasswordLogin(deps, who, input.password, clientIp, abandoned);
   if (checked.kind !== 'ok') return checked;
   const user = checked.user;
-  const now = nowSeconds();
+  const now = deps.clock();
   const expiresAt = input.expiresIn === undefined ? undefined : now + input.expiresIn;
   let token: MintedToken;
   try {

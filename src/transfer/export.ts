@@ -16,16 +16,6 @@ function afterKey(key: readonly string[], after: Row): RawBuilder<boolean> {
   return sql<boolean>`(${sql.ref(first!)} > ${v} OR (${sql.ref(first!)} = ${v} AND ${afterKey(rest, after)}))`;
 }
 
-/**
- * A row as it is written: PostgreSQL pads a char(n) value with spaces, and a hash shorter than its
- * column (a token's legacy MD5 form, src/auth/secret.ts) must not carry them to another database.
- */
-function unpadded(row: Row): Row {
-  for (const [column, value] of Object.entries(row))
-    if (column.endsWith('_hash') && typeof value === 'string') row[column] = value.trimEnd();
-  return row;
-}
-
 export async function exportDatabase(
   database: Db,
   write: LineSink,
@@ -50,7 +40,7 @@ export async function exportDatabase(
       if (last !== undefined) query = query.where(afterKey(table.key, last));
       for (const column of table.key) query = query.orderBy(column);
       const rows = (await query.limit(PAGE).execute()) as Row[];
-      for (const row of rows) await write(JSON.stringify({ table: table.name, row: unpadded(row) }));
+      for (const row of rows) await write(JSON.stringify({ table: table.name, row }));
       count += rows.length;
       if (rows.length < PAGE) break;
       last = rows[rows.length - 1];

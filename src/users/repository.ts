@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { followExplicitIds, insertReturningId } from '../store/sql-dialect.ts';
 import { MAX_ID, type UserTable } from '../store/schema.ts';
+import { canMatchText } from '../store/text.ts';
 import { usernameSafe } from './username.ts';
 
 export type UserRow = Selectable<UserTable>;
@@ -16,8 +17,7 @@ export async function findUserById(db: Db, id: number): Promise<UserRow | undefi
 }
 
 export async function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
-  // No username holds NUL, and PostgreSQL refuses it in a text parameter: never send one to SQL.
-  if (username.includes('\0')) return undefined;
+  if (!canMatchText(username)) return undefined;
   return db
     .selectFrom('users')
     .selectAll()

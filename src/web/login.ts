@@ -1,8 +1,7 @@
-// Signing in through the web: the one password check (src/auth/password-login.ts), ending in a new web
+// Signing in through the web: the one password check (src/users/password-login.ts), ending in a new web
 // session whose secret becomes the `rt` cookie.
-import { checkPasswordLogin } from '../auth/password-login.ts';
+import { checkPasswordLogin } from '../users/password-login.ts';
 import { startSession } from '../auth/sessions.ts';
-import { nowSeconds } from '../auth/clock.ts';
 import type { WebDeps } from './session.ts';
 
 export type WebLoginResult =
@@ -37,7 +36,7 @@ export async function webLogin(
     case 'banned':
       return { kind: 'banned' };
     case 'ok': {
-      const session = await startSession(deps.db, checked.user.id, nowSeconds());
+      const session = await startSession(deps.db, checked.user.id, deps.clock());
       return { kind: 'signed-in', secret: session.secret, userId: checked.user.id };
     }
   }

@@ -18,13 +18,14 @@ export interface WebPluginOptions extends TokensPageOptions {
 }
 
 export async function webPlugin(app: FastifyInstance, options: WebPluginOptions): Promise<void> {
-  const { store, passwords, loginLimiter, credentials, config } = app.tokend;
+  const { store, passwords, loginLimiter, credentials, config, clock } = app.tokend;
   const web: WebDeps = {
     db: store.db,
     passwords,
     loginLimiter,
     credentials,
     sudoWindowS: config.sudoWindowS,
+    clock,
   };
   useDocumentHeaders(app);
   await app.register(formbody);

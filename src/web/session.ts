@@ -1,10 +1,10 @@
 // The browser's side of a web session (src/auth/sessions.ts decides what a session is): the `rt` cookie,
 // reading the signed-in user from it, and sudo mode's password confirmation.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { COOKIE_NAME } from '../http/credentials.ts';
-import { nowSeconds } from '../auth/clock.ts';
+import { COOKIE_NAME, readSessionCookie } from '../http/credentials.ts';
+import type { Clock } from '../auth/clock.ts';
 import type { CredentialCore } from '../auth/credentials.ts';
-import { checkPasswordLogin, type PasswordLoginDeps } from '../auth/password-login.ts';
+import { checkPasswordLogin, type PasswordLoginDeps } from '../users/password-login.ts';
 import { inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
 import type { Db } from '../store/database.ts';
 import { html, type Html } from './html.ts';
@@ -17,6 +17,8 @@ export interface WebDeps extends PasswordLoginDeps {
   credentials: Pick<CredentialCore, 'session'>;
   /** SUDO_WINDOW_S */
   sudoWindowS: number;
+  /** the app's clock (Services.clock): sign-in times and sudo mode read it */
+  clock: Clock;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface WebDeps extends PasswordLoginDeps {
  * credential in the cookie (an API token, a bearer token, an ended or expired session) signs no one in.
  */
 export function sessionUser(deps: WebDeps, request: FastifyRequest): Promise<Session | undefined> {
-  return deps.credentials.session(request.cookies[COOKIE_NAME]);
+  return deps.credentials.session(readSessionCookie(request));
 }
 
 /**
@@ -92,15 +94,16 @@ export function sudoRefusalStatus(
 
 /**
  * Sudo mode: a sensitive action goes ahead when the session's password was entered within
- * SUDO_WINDOW_S, or when `password` is given now and passes the same check (and rate limits) as a sign-in.
+ * SUDO_WINDOW_S of `now` (the request's one reading of the clock, which its page judges sudo mode by
+ * too), or when `password` is given now and passes the same check (and rate limits) as a sign-in.
  */
 export async function confirmSudo(
   deps: WebDeps,
   session: Session,
   password: string | undefined,
   clientIp: string,
+  now: number,
 ): Promise<SudoCheck> {
-  const now = nowSeconds();
   if (inSudoMode(session, now, deps.sudoWindowS)) return { kind: 'ok' };
   if (password === undefined || password === '') return { kind: 'password-needed' };
   if (password.length > 1024) return { kind: 'password-needed', error: 'That password is too long.' };
@@ -169,8 +172,8 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
  * HTTP) then makes no token that passes on a signed-in user's forms: that needs the session's secret too.
  */
 export const csrfBinding = (request: FastifyRequest): string => {
-  const session = request.cookies[COOKIE_NAME];
-  return typeof session === 'string' && session !== '' && session.length <= 256 ? `rt:${session}` : 'none';
+  const session = readSessionCookie(request);
+  return session !== undefined && session.length <= 256 ? `rt:${session}` : 'none';
 };
 
 /**

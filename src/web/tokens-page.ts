@@ -24,13 +24,9 @@ import {
 } from './session.ts';
 import { inSudoMode } from '../auth/sessions.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
-import {
-  connectedApplications,
-  regenerateToken,
-  revokeApplication,
-  signOutEverywhere,
-  type ConnectedApplication,
-} from '../auth/revocation.ts';
+import { signOutEverywhere } from '../auth/revocation.ts';
+import type { ConnectedApplication, UserGrants } from './applications.ts';
+import { regenerateToken } from '../tokens/regenerate.ts';
 import {
   deletePublicTokenOfUser,
   findPageToken,
@@ -39,7 +35,6 @@ import {
   type PageToken,
 } from '../tokens/repository.ts';
 import { keepForReveal, takeReveal, type RevealOwner } from './reveal.ts';
-import { nowSeconds } from '../auth/clock.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
@@ -152,6 +147,8 @@ const orderOf = (raw: unknown): PageOrder => (raw === 'last-used' ? 'last-used' 
 export interface TokensPageOptions {
   /** the token privileges an OAuth scope string carries (the authorization server's rule); absent: none */
   scopePrivileges?: (scope: string) => number;
+  /** the OAuth server's grants of a user */
+  grants: UserGrants;
 }
 
 /** A connected application as the page shows it: what it may do in a few words, from its scope's privileges. */
@@ -179,10 +176,11 @@ function applicationView(
 export async function tokensPageRoutes(
   app: FastifyInstance,
   web: WebDeps,
-  options: TokensPageOptions = {},
+  options: TokensPageOptions,
 ): Promise<void> {
-  const { store, lastUsed, metrics, config } = app.tokend;
+  const { store, lastUsed, metrics, config, clock } = app.tokend;
   const scopePrivileges = options.scopePrivileges ?? (() => 0);
+  const { grants } = options;
 
   const rowView = (t: PageToken): TokenRowView => {
     const pending = lastUsed.pendingUse(t.id);
@@ -243,9 +241,9 @@ export async function tokensPageRoutes(
     const page = extra.page ?? 1;
     const order = extra.order ?? 'created';
     const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
-    const now = nowSeconds();
+    const now = clock();
     const rows = await listPageTokens(store.db, user.userId, { order, limit: size + 1, offset, now });
-    const apps = await connectedApplications(store.db, user.userId, now, APPLICATIONS_SHOWN);
+    const apps = await grants.connected(store.db, user.userId, now, APPLICATIONS_SHOWN);
     const choices: PrivilegeChoice[] = grantable(user.userPrivileges).map(({ name, bit }) => ({
       name,
       bit,
@@ -312,7 +310,7 @@ export async function tokensPageRoutes(
       const createdId =
         typeof request.query.created === 'string' ? parseTokenId(request.query.created) : undefined;
       if (createdId !== undefined) {
-        const now = nowSeconds();
+        const now = clock();
         const secret = await takeReveal(store.db, revealOwner(request, user), createdId, now);
         const token =
           secret === undefined ? undefined : await findPageToken(store.db, user.userId, createdId, now);
@@ -372,11 +370,11 @@ export async function tokensPageRoutes(
     let privileges = 0;
     for (const name of checked) privileges |= allowed.get(name) ?? 0;
 
-    const expires = formExpiry(expiry, nowSeconds());
+    const expires = formExpiry(expiry, clock());
     if ('error' in expires) return again(expires.error, 'expiry');
 
     // Sudo mode: making a token needs a recent password entry.
-    const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
+    const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request), clock());
     if (sudo.kind === 'signed-out') return signedOut(request, reply);
     if (sudo.kind === 'password-needed') {
       const status = sudoRefusalStatus(reply, sudo);
@@ -390,7 +388,7 @@ export async function tokensPageRoutes(
       });
     }
 
-    const now = nowSeconds();
+    const now = clock();
     let token: MintedToken;
     try {
       // The token and its secret's one showing are stored together: a token is never made without it.
@@ -426,7 +424,7 @@ export async function tokensPageRoutes(
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
-      const now = nowSeconds();
+      const now = clock();
       const token = await ownToken(user, request.params.id, now);
       if (!token) return noSuchToken(reply);
       return sendTokensPage(
@@ -466,7 +464,7 @@ export async function tokensPageRoutes(
     status: number,
     error?: string,
   ) => {
-    const now = nowSeconds();
+    const now = clock();
     return sendTokensPage(
       reply,
       status,
@@ -488,7 +486,7 @@ export async function tokensPageRoutes(
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
-      const token = await ownToken(user, request.params.id, nowSeconds());
+      const token = await ownToken(user, request.params.id, clock());
       if (!token) return noSuchToken(reply);
       return showRegenerate(request, reply, user, token, 200);
     },
@@ -500,10 +498,10 @@ export async function tokensPageRoutes(
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
-      const old = await ownToken(user, request.params.id, nowSeconds());
+      const old = await ownToken(user, request.params.id, clock());
       if (!old) return noSuchToken(reply);
       // Sudo mode, as for creating a token: the new secret is a new credential.
-      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
+      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request), clock());
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed')
         return showRegenerate(
@@ -514,7 +512,7 @@ export async function tokensPageRoutes(
           sudoRefusalStatus(reply, sudo),
           sudo.error ?? 'Enter your password to regenerate the token.',
         );
-      const now = nowSeconds();
+      const now = clock();
       let regenerated: Awaited<ReturnType<typeof regenerateToken>>;
       try {
         regenerated = await store.db.transaction().execute(async (trx) => {
@@ -553,7 +551,7 @@ export async function tokensPageRoutes(
 
   /** One of the applications that can act for the user, by client id. */
   async function connectedApplication(user: Session, clientId: string): Promise<ApplicationView | undefined> {
-    const apps = await connectedApplications(store.db, user.userId, nowSeconds(), 1, clientId);
+    const apps = await grants.connected(store.db, user.userId, clock(), 1, clientId);
     const found = apps.applications[0];
     return found && applicationView(found, scopePrivileges);
   }
@@ -578,7 +576,7 @@ export async function tokensPageRoutes(
         reply,
         200,
         'Revoke access',
-        revokeApplicationPage({ csrf: csrfToken(request, reply), application, now: nowSeconds() }),
+        revokeApplicationPage({ csrf: csrfToken(request, reply), application, now: clock() }),
       );
     },
   );
@@ -589,7 +587,7 @@ export async function tokensPageRoutes(
     async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
-      const revoked = await revokeApplication(store.db, user.userId, request.params.client);
+      const revoked = await grants.revoke(store.db, user.userId, request.params.client);
       if (!revoked) return noSuchApplication(reply);
       return reply.redirect('/tokens?disconnected=1', 303);
     },
@@ -604,7 +602,7 @@ export async function tokensPageRoutes(
       'Sign out everywhere',
       signOutEverywherePage({
         csrf: csrfToken(request, reply),
-        needsPassword: !inSudoMode(user, nowSeconds(), config.sudoWindowS),
+        needsPassword: !inSudoMode(user, clock(), config.sudoWindowS),
       }),
     );
   });
@@ -622,11 +620,11 @@ export async function tokensPageRoutes(
           'Sign out everywhere',
           signOutEverywherePage({
             csrf: csrfToken(request, reply),
-            needsPassword: !inSudoMode(user, nowSeconds(), config.sudoWindowS),
+            needsPassword: !inSudoMode(user, clock(), config.sudoWindowS),
             error: 'Tick the box to confirm that every token and session should end.',
           }),
         );
-      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request));
+      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request), clock());
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed') {
         return sendTokensPage(
@@ -640,7 +638,7 @@ export async function tokensPageRoutes(
           }),
         );
       }
-      const ended = await signOutEverywhere(store.db, user.userId);
+      const ended = await signOutEverywhere(store.db, user.userId, grants.endAll);
       request.log.info({ userId: user.userId, ...ended }, 'signed out everywhere');
       clearSessionCookie(request, reply);
       return reply.redirect('/login?signed_out=everywhere', 303);

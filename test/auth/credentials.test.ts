@@ -8,6 +8,7 @@ import { build } from '../helpers/app.ts';
 import { credentialCore, credentialLookup } from '../../src/auth/credentials.ts';
 import { startSession, SESSION_TTL_S } from '../../src/auth/sessions.ts';
 import { insertAccessToken, insertClient } from '../../src/oauth/repository.ts';
+import { bearerTokens } from '../../src/oauth/bearer.ts';
 import { LastUsedBatcher } from '../../src/auth/last-used.ts';
 import { hashTokenSecret, newTokenSecret } from '../../src/auth/secret.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
@@ -20,9 +21,15 @@ for (const dialect of DIALECTS) {
       const { secret, id } = await h.createToken(user.id);
       const expiresAt = 2_000_000_000;
       await h.store.db.updateTable('tokens').set({ expires_at: expiresAt }).where('id', '=', id).execute();
-      assert.equal((await credentialLookup(h.store, () => expiresAt - 1).token(secret))?.id, id);
-      assert.equal(await credentialLookup(h.store, () => expiresAt).token(secret), undefined);
-      assert.equal(await credentialLookup(h.store, () => expiresAt + 1).token(secret), undefined);
+      assert.equal(
+        (await credentialLookup(h.store, () => expiresAt - 1, bearerTokens).token(secret))?.id,
+        id,
+      );
+      assert.equal(await credentialLookup(h.store, () => expiresAt, bearerTokens).token(secret), undefined);
+      assert.equal(
+        await credentialLookup(h.store, () => expiresAt + 1, bearerTokens).token(secret),
+        undefined,
+      );
     });
 
     it('finds a web session only as a session, and only until it expires', async (t) => {
@@ -32,7 +39,8 @@ for (const dialect of DIALECTS) {
       const session = await startSession(h.store.db, user.id, started);
       const api = await h.createToken(user.id, { private: true });
       const lastUsed = new LastUsedBatcher(h.store.db, h.app.log);
-      const at = (now: number) => credentialCore({ store: h.store, clock: () => now, lastUsed });
+      const at = (now: number) =>
+        credentialCore({ store: h.store, clock: () => now, lastUsed, bearerTokens });
 
       const found = await at(started + 1).session(session.secret);
       assert.deepEqual(found, {
@@ -74,7 +82,8 @@ for (const dialect of DIALECTS) {
         expires_at: expiresAt,
       });
       const lastUsed = new LastUsedBatcher(h.store.db, h.app.log);
-      const at = (now: number) => credentialCore({ store: h.store, clock: () => now, lastUsed });
+      const at = (now: number) =>
+        credentialCore({ store: h.store, clock: () => now, lastUsed, bearerTokens });
 
       const identity = await at(expiresAt - 1).identify(secret, true);
       assert.ok(identity.kind === 'bearer', identity.kind);

@@ -10,7 +10,7 @@ import { openStore, type Dialect, type Store } from '../../src/store/database.ts
 import { insertUser } from '../../src/users/repository.ts';
 import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
-import { insertToken } from '../../src/tokens/repository.ts';
+import { insertToken } from '../../src/auth/mint.ts';
 import { hashTokenSecret, newTokenSecret } from '../../src/auth/secret.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { mintToken } from '../../src/auth/mint.ts';
+import { bearerTokens } from '../../src/oauth/bearer.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
@@ -14,7 +15,7 @@ import { openStore, type Store } from '../../src/store/database.ts';
 import { hashTokenSecret, legacyTokenHash } from '../../src/auth/secret.ts';
 
 const tokenLookup = (store: Pick<Store, 'db' | 'dialect' | 'hotQuery'>) =>
-  credentialLookup(store, nowSeconds).token;
+  credentialLookup(store, nowSeconds, bearerTokens).token;
 
 for (const dialect of DIALECTS) {
   describe(`credential lookup [${dialect}]`, () => {

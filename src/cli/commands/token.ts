@@ -1,7 +1,8 @@
 // tokend token …: issue, list and revoke API tokens without HTTP (same service as POST /v1/tokens).
 import { isBanned, limit, TokenPrivilege, tokenPrivilegeNames } from '../../auth/privileges.ts';
 import { MAX_ID } from '../../store/schema.ts';
-import { deleteTokenById, listAllTokensOfUser } from '../../tokens/repository.ts';
+import { deleteTokenById } from '../../auth/revocation.ts';
+import { listAllTokensOfUser } from '../../tokens/repository.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../../tokens/repository.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
 import { nowSeconds } from '../../auth/clock.ts';

@@ -14,6 +14,7 @@ import {
 import { nowSeconds } from '../../auth/clock.ts';
 import { usernameProblem } from '../../users/username-rules.ts';
 import { changePassword, signOutEverywhere } from '../../auth/revocation.ts';
+import { endGrantsOfUser } from '../../oauth/applications.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import type { Style } from '../format.ts';
 import { table } from '../format.ts';
@@ -244,7 +245,7 @@ const signOutEverywhereCommand: LeafCommand = {
   async run(args, ctx) {
     const store = await ctx.store();
     const user = await requireUser(store, args.string('user'));
-    const ended = await signOutEverywhere(store.db, user.id);
+    const ended = await signOutEverywhere(store.db, user.id, endGrantsOfUser);
     return {
       json: {
         id: user.id,

@@ -129,9 +129,9 @@ async function redirectWithCode(
   authz: AuthorizationRequest,
   user: Session,
   status: number,
+  now: number,
 ) {
   const code = newOAuthSecret();
-  const now = deps.now();
   const row = {
     code_hash: sha256Hex(code),
     client_id: authz.client.id,
@@ -170,6 +170,7 @@ async function showConsent(
   authz: AuthorizationRequest,
   user: Session,
   params: Params,
+  now: number,
   status = 200,
   error?: string,
 ) {
@@ -189,7 +190,7 @@ async function showConsent(
       },
       scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name]?.description ?? name })),
       request: carried,
-      needsPassword: !inSudoMode(user, deps.now(), deps.web.sudoWindowS),
+      needsPassword: !inSudoMode(user, now, deps.web.sudoWindowS),
       ...(error === undefined ? {} : { error }),
     }),
   );
@@ -205,9 +206,10 @@ export function authorizeGetEndpoint(deps: ConsentPageDeps) {
       const user = await sessionUser(deps.web, request);
       if (!user) return toLogin(reply, params);
       if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
+      const now = deps.now();
       if (await alreadyApproved(deps, user, authz))
-        return await redirectWithCode(deps, reply, authz, user, 302);
-      return await showConsent(deps, request, reply, authz, user, params);
+        return await redirectWithCode(deps, reply, authz, user, 302, now);
+      return await showConsent(deps, request, reply, authz, user, params, now);
     } catch (err) {
       return redirectError(request, reply, target, err, 302);
     }
@@ -227,13 +229,15 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
       const decision = params.decision;
       if (decision === 'deny') throw new AccessDenied('The user denied the request.');
       if (decision !== 'allow') throw new InvalidRequest('decision must be allow or deny.');
-      // Sudo mode: approving needs a recent password entry.
-      const sudo = await confirmSudo(deps.web, user, params.confirm_password, clientAddress(request));
+      // Sudo mode: approving needs a recent password entry. One reading of the clock judges it, in the
+      // check and on the page that asks for the password again.
+      const now = deps.now();
+      const sudo = await confirmSudo(deps.web, user, params.confirm_password, clientAddress(request), now);
       if (sudo.kind === 'signed-out') return toLogin(reply, params);
       if (sudo.kind === 'password-needed') {
         const status = sudoRefusalStatus(reply, sudo);
         const error = sudo.error ?? 'Enter your password to approve this application.';
-        return await showConsent(deps, request, reply, authz, user, params, status, error);
+        return await showConsent(deps, request, reply, authz, user, params, now, status, error);
       }
       const earlier = (await findConsentScope(deps.db, user.userId, authz.client.id)) ?? '';
       const approved = new Set([...earlier.split(' ').filter(Boolean), ...authz.scopes]);
@@ -241,9 +245,9 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
         userId: user.userId,
         clientId: authz.client.id,
         scope: formatScope([...approved]),
-        now: deps.now(),
+        now,
       });
-      return await redirectWithCode(deps, reply, authz, user, 303);
+      return await redirectWithCode(deps, reply, authz, user, 303, now);
     } catch (err) {
       return redirectError(request, reply, target, err, 303);
     }

@@ -3,6 +3,7 @@
 // the proof checks (redirect_uri, code_verifier) takes one of the code's CODE_ATTEMPTS_MAX attempts, and
 // only an exchange that passes them all is counted by the token endpoint's limits (src/oauth/token-limits.ts):
 // a request that has not proven it acts for the user never spends the user's budget.
+import { hasExpired } from '../../auth/live.ts';
 import type { OAuthClient } from '../clients.ts';
 import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
@@ -44,7 +45,7 @@ export async function handle(
   if (row.client_id !== client.id)
     throw new InvalidGrant('The authorization code was issued to another client.');
   if (row.used !== 0) return refuseReuse(deps, codeHash);
-  if (Number(row.expires_at) <= now) throw new InvalidGrant('The authorization code has expired.');
+  if (hasExpired(row.expires_at, now)) throw new InvalidGrant('The authorization code has expired.');
   if (!(await takeCodeAttempt(deps.db, codeHash, CODE_ATTEMPTS_MAX)))
     throw new InvalidGrant(
       'The authorization code was presented too many times with a wrong redirect_uri or code_verifier; it can no longer be exchanged.',

@@ -2,6 +2,7 @@
 // presenting a rotated one again within its reuse window (SPENT_REFRESH_TOKEN_KEEP_S) means it leaked,
 // so every token of its grant is revoked. Counted by the token endpoint's limits (src/oauth/token-limits.ts)
 // only once the token is known to be live and this client's: an expired or rotated token is never counted.
+import { hasExpired } from '../../auth/live.ts';
 import type { OAuthClient } from '../clients.ts';
 import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
@@ -34,10 +35,10 @@ export async function handle(
   if (row.client_id !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
   if (row.used !== 0) {
     // Past its reuse window a rotated token is as good as swept: unknown, and its grant stays.
-    if (Number(row.expires_at) <= now) throw new InvalidGrant(INVALID);
+    if (hasExpired(row.expires_at, now)) throw new InvalidGrant(INVALID);
     return refuseReuse(deps, row.family);
   }
-  if (Number(row.expires_at) <= now) throw new InvalidGrant('The refresh token has expired.');
+  if (hasExpired(row.expires_at, now)) throw new InvalidGrant('The refresh token has expired.');
   await deps.limits.admit(client.id, row.user_id);
   if (await ownerIsBanned(deps.db, row.user_id))
     throw new InvalidGrant('The account this refresh token acts for is banned.');

@@ -25,10 +25,16 @@ interface PostgresLimits extends PoolLimits {
 
 const noop = () => {};
 
-/** pg; it returns BIGINT as strings by default, and every BIGINT here fits in 2^53. */
+/**
+ * pg, with the store's types: it returns BIGINT as strings by default, and every BIGINT here fits in
+ * 2^53; a char(n) value (the hash columns) comes back padded with spaces to n, which a hash shorter than
+ * its column (a token's legacy MD5 form, src/auth/secret.ts) is not: it comes back as it was stored. The
+ * parsers run once per value as pg reads a row, so no caller ever sees a padded hash.
+ */
 async function loadDriver(): Promise<typeof pg> {
   const { default: driver } = await import('pg');
   driver.types.setTypeParser(driver.types.builtins.INT8, (v) => Number(v));
+  driver.types.setTypeParser(driver.types.builtins.BPCHAR, (v) => v.trimEnd());
   return driver;
 }
 

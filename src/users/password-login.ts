@@ -4,15 +4,15 @@
 // it; none of them orders these steps itself. An attempt the password queue refuses (503) or drops
 // because its client went away had no password compared: its count is given back.
 import type { Db } from '../store/database.ts';
-import { isBanned } from './privileges.ts';
-import { findUserById, findUserByUsername, type UserRow } from '../users/repository.ts';
+import { isBanned } from '../auth/privileges.ts';
+import { findUserById, findUserByUsername, type UserRow } from './repository.ts';
 import {
   LEGACY_PASSWORD_VERSION,
   PasswordCheckAbandoned,
   PasswordQueueFull,
   type PasswordHasher,
-} from '../users/passwords.ts';
-import type { LoginLimiter } from './login-limiter.ts';
+} from './passwords.ts';
+import type { LoginLimiter } from '../auth/login-limiter.ts';
 
 export interface PasswordLoginDeps {
   db: Db;

@@ -1,0 +1,7 @@
+// Text parameters: PostgreSQL refuses a NUL character in one (the query fails), and no column tokend
+// reads by a text key holds NUL or anything longer than the column. A lookup by such a value can match
+// no row, so it is answered without sending it to SQL.
+
+/** Whether `value` can match a row of a text column at most `maxLength` long (none: any length). */
+export const canMatchText = (value: string, maxLength = Infinity): boolean =>
+  value.length <= maxLength && !value.includes('\0');

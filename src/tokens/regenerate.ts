@@ -1,0 +1,43 @@
+// Regenerating a token: the revocation by id and mintToken (src/auth/mint.ts), in one transaction.
+import type { Db } from '../store/database.ts';
+import { mintToken, type MintedToken } from '../auth/mint.ts';
+import { deletePublicTokenOfUser, findPublicTokenOfUser } from './repository.ts';
+
+export interface RegeneratedToken {
+  /** the id of the token that ended */
+  replaced: number;
+  /** its replacement: a new id and secret */
+  token: MintedToken;
+  description: string;
+  /** Unix seconds; undefined: never expires */
+  expiresAt: number | undefined;
+}
+
+/**
+ * Replaces one of the user's public tokens by a new one with the same description, privileges and expiry,
+ * in one transaction: the old one is deleted as the token page's and the API's revocation by id delete it
+ * (so its secret stops working from the next request on), and the new one is minted by mintToken, whose
+ * rules all apply (its privileges limited by the owner's as stored now; the per-user cap, which the old
+ * token no longer counts against). Undefined when the user has no such live token, or when a concurrent
+ * request ended it first. The caller forgets the old token's pending use (LastUsedBatcher.forget).
+ */
+export async function regenerateToken(
+  db: Db,
+  request: { userId: number; tokenId: number; now: number; cap: number },
+): Promise<RegeneratedToken | undefined> {
+  const run = async (trx: Db): Promise<RegeneratedToken | undefined> => {
+    const old = await findPublicTokenOfUser(trx, request.userId, request.tokenId, request.now);
+    if (!old || !(await deletePublicTokenOfUser(trx, request.userId, old.id))) return undefined;
+    const token = await mintToken(trx, {
+      userId: request.userId,
+      requested: Number(old.privileges),
+      description: old.description,
+      private: false,
+      now: request.now,
+      expiresAt: old.expires_at ?? null,
+      cap: request.cap,
+    });
+    return { replaced: old.id, token, description: old.description, expiresAt: old.expires_at };
+  };
+  return db.isTransaction ? run(db) : db.transaction().execute(run);
+}
