@@ -16,7 +16,7 @@ import { limit } from '../auth/privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
 import { usernameProblem } from '../users/username-rules.ts';
 import { usernameSafe } from '../users/username.ts';
-import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
+import { unstorableDescription } from '../tokens/description.ts';
 import { legacyHashOfMd5 } from '../auth/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { reserveIds } from '../store/sql-dialect.ts';
@@ -154,9 +154,8 @@ export function rowToToken(row: RippleTokenRow): TokenToImport | Problem {
   if (privileges === undefined || privileges < 0 || privileges > MAX_PRIVILEGES)
     return problem(`privileges ${String(row.privileges)} is out of range (0 to ${MAX_PRIVILEGES})`);
   const description = text(row.description) ?? '';
-  if (description.length > MAX_DESCRIPTION_LENGTH)
-    return problem(`description is longer than ${MAX_DESCRIPTION_LENGTH} characters`);
-  if (description.includes('\0')) return problem('description contains a NUL character');
+  const unstorable = unstorableDescription(description);
+  if (unstorable !== undefined) return problem(`description ${unstorable}`);
   const token = text(row.token)?.trim();
   if (token === undefined || !MD5_HEX.test(token)) return problem('token is not the MD5 hex of a secret');
   const lastUpdated = integer(row.last_updated);

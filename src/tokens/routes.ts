@@ -19,6 +19,7 @@ import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
+import { descriptionProblem } from './description.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { clientAddress, clientGone } from '../http/client-address.ts';
 import {
@@ -94,9 +95,9 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     // The schema already refuses a body that is not an object (400); this guards the handler on its own.
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
       return sendEnvelope(reply, 400, 'The body must be a JSON object.');
-    // PostgreSQL cannot store NUL in text; refuse it here instead of failing in the database.
-    if (body.description?.includes('\0'))
-      return sendEnvelope(reply, 400, 'Invalid body: description must not contain NUL characters.');
+    const descriptionRefused = descriptionProblem(body.description ?? '');
+    if (descriptionRefused !== undefined)
+      return sendEnvelope(reply, 400, `Invalid body: the description ${descriptionRefused}.`);
     const username = body.username ?? undefined;
     const id = body.id ?? undefined;
     const password = body.password ?? '';

@@ -2,7 +2,7 @@
 // reference documents, and, through the JSON-schema type provider, the types of the handlers' requests.
 // Each is declared `as const` so that its literal shape reaches the type provider.
 import { envelopeProperties } from '../http/envelope.ts';
-import { MAX_DESCRIPTION_LENGTH } from './repository.ts';
+import { MAX_DESCRIPTION_LENGTH } from './description.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
 
 // Every field may be absent or null. The required ones (username or id, and password) are checked by the

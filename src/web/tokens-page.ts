@@ -41,7 +41,7 @@ import {
 import { keepForReveal, takeReveal, type RevealOwner } from './reveal.ts';
 import { nowSeconds } from '../auth/clock.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
-import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
+import { descriptionProblem } from '../tokens/description.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
 import {
@@ -354,14 +354,9 @@ export async function tokensPageRoutes(
         expiry,
       });
 
-    if (description.length > MAX_DESCRIPTION_LENGTH)
-      return again(
-        `The description is too long (at most ${MAX_DESCRIPTION_LENGTH} characters).`,
-        'description',
-      );
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(description))
-      return again('The description may not contain control characters.', 'description');
+    const descriptionRefused = descriptionProblem(description);
+    if (descriptionRefused !== undefined)
+      return again(`The description ${descriptionRefused}.`, 'description');
     const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
     const refused = names.filter((n) => typeof n !== 'string' || !allowed.has(n));
     if (refused.length > 0)
