@@ -69,8 +69,14 @@ const tokenProperties = {
   last_updated: { type: 'integer' },
 } as const;
 
-// The query (p, l, id) has no schema: the handler reads it leniently (see pagination.ts) and answers 400
-// itself for an id that is not a number.
+/**
+ * A query parameter as Fastify's parser leaves it: a string, or an array of strings when repeated. The
+ * handlers read the first value (http/first-value.ts) and parse it themselves: p and l leniently
+ * (pagination.ts), an id with the envelope's 400 naming the value.
+ */
+const queryValue = (description: string) =>
+  ({ anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description }) as const;
+
 export const listSchema = {
   tags: ['tokens'],
   summary: "List the caller's public tokens",
@@ -78,6 +84,14 @@ export const listSchema = {
     'Ordered by id. `p` is the page (from 1), `l` the page size (at most 50, the default). ' +
     '`id` (a non-negative integer) lists only the token with that id: an array of one, or empty. ' +
     'Expired tokens are not listed; `expires_at` appears only on tokens that expire.',
+  querystring: {
+    type: 'object',
+    properties: {
+      p: queryValue('Page, from 1; anything else is 1.'),
+      l: queryValue('Page size, 1 to 50; anything else is 50.'),
+      id: queryValue('A token id: list only that token (400 when not a non-negative integer).'),
+    },
+  },
   response: {
     200: {
       type: 'object',
@@ -147,12 +161,15 @@ export const deleteByIdSchema = {
   response: { 200: messageSchema },
 } as const;
 
-// The query (id) has no schema: the handler reads it and answers 400 itself.
 export const fixPrivilegesSchema = {
   tags: ['tokens'],
   summary: "Re-limit stored token privileges to their owners' current privileges",
   description:
     'Needs ManageUser and APIMeta. Query `id`: a user id, `self`, or absent/0 for every user. ' +
     'Answers at once; the job runs in the background.',
+  querystring: {
+    type: 'object',
+    properties: { id: queryValue('A user id, `self`, or 0/absent for every user (400 otherwise).') },
+  },
   response: { 200: messageSchema },
 } as const;

@@ -44,6 +44,7 @@ import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { descriptionProblem } from '../tokens/description.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
+import { integerInRange } from '../decimal-integer.ts';
 import {
   PAGE_SCRIPT,
   SCRIPT_PATH,
@@ -107,10 +108,8 @@ export function formExpiry(
       return { error: `Choose a date up to ${customDateRange(now).max}: a token expires within ten years.` };
     return { expiresAt };
   }
-  if (!/^\d{1,10}$/.test(input.choice)) return { error: 'Choose when the token expires.' };
-  const seconds = Number(input.choice);
-  if (seconds < 1 || seconds > MAX_EXPIRES_IN_S) return { error: 'Choose when the token expires.' };
-  return { expiresAt: now + seconds };
+  const seconds = integerInRange(input.choice, 1, MAX_EXPIRES_IN_S);
+  return seconds === undefined ? { error: 'Choose when the token expires.' } : { expiresAt: now + seconds };
 }
 
 const HIDDEN = { schema: { hide: true } } as const;
@@ -131,11 +130,7 @@ const passwordField = (body: unknown): string | undefined => {
   return typeof value === 'string' ? value : undefined;
 };
 
-function parseTokenId(raw: string): number | undefined {
-  if (!/^\d{1,10}$/.test(raw)) return undefined;
-  const id = Number(raw);
-  return id >= 1 && id <= MAX_ID ? id : undefined;
-}
+const parseTokenId = (raw: string): number | undefined => integerInRange(raw, 1, MAX_ID);
 
 /** Connected applications listed on the page at most (the first by name); a note says how many there are. */
 export const APPLICATIONS_SHOWN = 100;
