@@ -7,3 +7,8 @@ export function firstValue(value: unknown): string | undefined {
   const first: unknown = Array.isArray(value) ? value[0] : value;
   return typeof first === 'string' ? first : undefined;
 }
+
+/** The JSON schema of such a value, for the routes' schemas. */
+export const repeatableValue = {
+  anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+} as const;

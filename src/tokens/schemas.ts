@@ -4,6 +4,7 @@
 import { envelopeProperties } from '../http/envelope.ts';
 import { MAX_DESCRIPTION_LENGTH } from './description.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
+import { repeatableValue } from '../http/first-value.ts';
 
 // Every field may be absent or null. The required ones (username or id, and password) are checked by the
 // handler, which answers 422 naming what is missing; the schema answers 400 for a wrong type or range.
@@ -74,8 +75,7 @@ const tokenProperties = {
  * handlers read the first value (http/first-value.ts) and parse it themselves: p and l leniently
  * (pagination.ts), an id with the envelope's 400 naming the value.
  */
-const queryValue = (description: string) =>
-  ({ anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description }) as const;
+const queryValue = (description: string) => ({ ...repeatableValue, description }) as const;
 
 export const listSchema = {
   tags: ['tokens'],
