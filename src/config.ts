@@ -1,6 +1,7 @@
 // Environment → typed, validated configuration. Every bad value is reported with the variable's name.
 import { availableParallelism } from 'node:os';
 import { MAX_HOPS, NAMED_RANGES, trustEntryProblem, trustFunction, type TrustProxy } from './trust-proxy.ts';
+import { decimalInteger, integerInRange } from './decimal-integer.ts';
 
 export type DatabaseConfig =
   { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
@@ -99,8 +100,8 @@ type Env = Record<string, string | undefined>;
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
-  const n = /^\d+$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max)
+  const n = integerInRange(raw.trim(), min, max);
+  if (n === undefined)
     throw new ConfigError(name, `expected an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return n;
 }
@@ -135,8 +136,8 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
       `${JSON.stringify(raw)} would trust every X-Forwarded-For, letting any client choose its address; ` +
         "give the number of proxies in front of tokend (e.g. 1), loopback, or the proxies' addresses/CIDRs",
     );
-  if (/^\d+$/.test(v)) {
-    const hops = Number(v);
+  const hops = decimalInteger(v);
+  if (hops !== undefined) {
     // No proxy in front, however the 0 is written ('0', '00'): exactly `false`, so that every default that
     // follows from TRUST_PROXY (the per-address connection cap) is the one without a proxy.
     if (hops === 0) return false;

@@ -6,6 +6,7 @@
 // handed over as this function too.)
 import { BlockList, isIP, SocketAddress } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
+import { integerInRange } from './decimal-integer.ts';
 
 /**
  * TRUST_PROXY as config reads it: false (the socket's address), a hop count, or the proxies to trust
@@ -49,9 +50,10 @@ export function trustEntryProblem(entry: string): string | undefined {
     const prefix = entry.slice(slash + 1);
     if (/^0+$/.test(prefix))
       return `${JSON.stringify(entry)} would trust every address, letting any client choose its own`;
-    if (!/^\d{1,3}$/.test(prefix) || Number(prefix) < 1 || Number(prefix) > max)
+    const given = integerInRange(prefix, 1, max);
+    if (given === undefined)
       return `${JSON.stringify(entry)} needs a prefix length from 1 to ${max} after the slash`;
-    length = Number(prefix);
+    length = given;
   }
   if (length < MIN_PREFIX[family])
     return (

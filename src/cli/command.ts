@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Store } from '../store/database.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { Style } from './format.ts';
+import { integerInRange } from '../decimal-integer.ts';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -112,21 +113,21 @@ export class Args {
 
   optionalInteger(name: string, min: number, max: number): number | undefined {
     const raw = this.optionalString(name);
-    return raw === undefined ? undefined : parseInteger(`--${name}`, raw, min, max, this.command);
+    return raw === undefined ? undefined : this.inRange(name, raw, min, max);
   }
 
   integer(name: string, min: number, max: number): number {
-    return parseInteger(`--${name}`, this.string(name), min, max, this.command);
+    return this.inRange(name, this.string(name), min, max);
   }
-}
 
-export function parseInteger(label: string, raw: string, min: number, max: number, command?: string): number {
-  const trimmed = raw.trim();
-  const n = /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max)
-    throw new CliError(
-      `${label}: expected an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`,
-      command,
-    );
-  return n;
+  /** An integer option's value (spaces around allowed), or the usage error naming its range. */
+  private inRange(name: string, raw: string, min: number, max: number): number {
+    const n = integerInRange(raw.trim(), min, max);
+    if (n === undefined)
+      throw new CliError(
+        `--${name}: expected an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`,
+        this.command,
+      );
+    return n;
+  }
 }

@@ -1,6 +1,7 @@
 // `--privileges`: a bit mask as a decimal integer, or privilege names from src/auth/privileges.ts.
 import { TokenPrivilege, UserPrivilege } from '../auth/privileges.ts';
 import { CliError } from './command.ts';
+import { decimalInteger } from '../decimal-integer.ts';
 
 type Table = Readonly<Record<string, number>>;
 
@@ -11,8 +12,8 @@ type Table = Readonly<Record<string, number>>;
  */
 function parseMask(raw: string, table: Table, what: string, command: string, onlyKnownBits: boolean): number {
   const text = raw.trim();
-  if (/^\d+$/.test(text)) {
-    const n = Number(text);
+  const n = decimalInteger(text);
+  if (n !== undefined) {
     if (!Number.isSafeInteger(n))
       throw new CliError(`--privileges: ${text} is larger than ${Number.MAX_SAFE_INTEGER}`, command);
     if (onlyKnownBits) refuseUnknownBits(n, table, what, command);

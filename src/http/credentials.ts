@@ -1,6 +1,7 @@
 // The one credential reader: the first present of header X-Ripple-Token, Authorization: Bearer,
 // query token, query k, cookie rt (the cookie never for JSONP requests).
 import type { FastifyRequest } from 'fastify';
+import { firstValue } from './first-value.ts';
 
 export type CredentialSource = 'x-ripple-token' | 'bearer' | 'query-token' | 'query-k' | 'cookie';
 export interface Credential {
@@ -10,10 +11,8 @@ export interface Credential {
 
 export const COOKIE_NAME = 'rt';
 
-const first = (v: unknown): string | undefined => {
-  const s = Array.isArray(v) ? v[0] : v;
-  return typeof s === 'string' && s !== '' ? s : undefined;
-};
+/** The first of a repeated header or query value, as the API reads every such value; '' counts as absent. */
+const first = (v: unknown): string | undefined => firstValue(v) || undefined;
 
 /** The `rt` cookie: the web session's credential, which the pages read only here too. */
 export const readSessionCookie = (request: FastifyRequest): string | undefined =>

@@ -16,7 +16,8 @@ import { limit } from '../auth/privileges.ts';
 import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
 import { usernameProblem } from '../users/username-rules.ts';
 import { usernameSafe } from '../users/username.ts';
-import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
+import { unstorableDescription } from '../tokens/description.ts';
+import { decimalInteger, integerInRange } from '../decimal-integer.ts';
 import { legacyHashOfMd5 } from '../auth/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { reserveIds } from '../store/sql-dialect.ts';
@@ -82,11 +83,8 @@ function integer(cell: SourceCell | undefined): number | undefined {
   if (typeof cell === 'number') return Number.isSafeInteger(cell) ? cell : undefined;
   if (typeof cell === 'bigint')
     return cell <= BigInt(Number.MAX_SAFE_INTEGER) && cell >= 0n ? Number(cell) : undefined;
-  if (typeof cell === 'string' && /^-?\d{1,16}$/.test(cell.trim())) {
-    const n = Number(cell.trim());
-    return Number.isSafeInteger(n) ? n : undefined;
-  }
-  return undefined;
+  const n = typeof cell === 'string' ? decimalInteger(cell.trim(), 'any') : undefined;
+  return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
 }
 
 const text = (cell: SourceCell | undefined): string | undefined =>
@@ -147,16 +145,14 @@ export function rowToToken(row: RippleTokenRow): TokenToImport | Problem {
   const idProblem = explicitIdProblem(id);
   if (idProblem !== undefined || typeof id !== 'number') return problem(idProblem ?? 'id is not an integer');
   const owner = text(row.user) ?? (typeof row.user === 'number' ? String(row.user) : undefined);
-  const userId = owner !== undefined && /^\d{1,10}$/.test(owner.trim()) ? Number(owner.trim()) : undefined;
-  if (userId === undefined || userId < 1 || userId > MAX_ID)
-    return problem(`user ${JSON.stringify(owner ?? null)} is not a user id`);
+  const userId = owner === undefined ? undefined : integerInRange(owner.trim(), 1, MAX_ID);
+  if (userId === undefined) return problem(`user ${JSON.stringify(owner ?? null)} is not a user id`);
   const privileges = integer(row.privileges);
   if (privileges === undefined || privileges < 0 || privileges > MAX_PRIVILEGES)
     return problem(`privileges ${String(row.privileges)} is out of range (0 to ${MAX_PRIVILEGES})`);
   const description = text(row.description) ?? '';
-  if (description.length > MAX_DESCRIPTION_LENGTH)
-    return problem(`description is longer than ${MAX_DESCRIPTION_LENGTH} characters`);
-  if (description.includes('\0')) return problem('description contains a NUL character');
+  const unstorable = unstorableDescription(description);
+  if (unstorable !== undefined) return problem(`description ${unstorable}`);
   const token = text(row.token)?.trim();
   if (token === undefined || !MD5_HEX.test(token)) return problem('token is not the MD5 hex of a secret');
   const lastUpdated = integer(row.last_updated);

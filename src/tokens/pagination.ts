@@ -1,19 +1,22 @@
+import { decimalInteger } from '../decimal-integer.ts';
+import { firstValue } from '../http/first-value.ts';
+
 /** Both the default and the largest page size. */
 export const PAGE_SIZE = 50;
 /** Pages past this are empty anyway; the cap keeps the offset a safe integer in every dialect. */
 const MAX_PAGE = 2 ** 31;
 
-function parseInteger(raw: unknown): number | undefined {
-  const v = Array.isArray(raw) ? raw[0] : raw;
-  if (typeof v !== 'string' || !/^[+-]?\d+$/.test(v.trim())) return undefined;
-  return Number(v.trim());
-}
+/** A p or l query value (the first when repeated; spaces around and a sign allowed), or undefined. */
+const queryNumber = (raw: unknown): number | undefined => {
+  const text = firstValue(raw)?.trim();
+  return text === undefined ? undefined : decimalInteger(text, 'any');
+};
 
 /** The p/l rule: p < 1 or not a number → 1; l < 1 or not a number → 50; l > 50 → 50. */
 export function paginate(p: unknown, l: unknown): { limit: number; offset: number; page: number } {
-  const rawPage = parseInteger(p);
+  const rawPage = queryNumber(p);
   const page = rawPage === undefined || rawPage < 1 ? 1 : Math.min(rawPage, MAX_PAGE);
-  const rawSize = parseInteger(l);
+  const rawSize = queryNumber(l);
   const limit = rawSize === undefined || rawSize < 1 ? PAGE_SIZE : Math.min(rawSize, PAGE_SIZE);
   return { limit, offset: (page - 1) * limit, page };
 }

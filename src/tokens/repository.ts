@@ -7,9 +7,6 @@ import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
 
-/** Longest token description, in UTF-16 code units (JavaScript string length). */
-export const MAX_DESCRIPTION_LENGTH = 1024;
-
 export type TokenRow = Selectable<TokenTable>;
 /** A listed token; `expires_at` is present only on tokens that expire. */
 export type ListedToken = Pick<TokenRow, 'id' | 'privileges' | 'description' | 'last_updated'> & {

@@ -18,7 +18,10 @@ import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
+import { descriptionProblem } from './description.ts';
 import { MAX_ID } from '../store/schema.ts';
+import { decimalInteger } from '../decimal-integer.ts';
+import { firstValue } from '../http/first-value.ts';
 import { clientAddress, clientGone } from '../http/client-address.ts';
 import {
   createSchema,
@@ -39,22 +42,6 @@ type Handler<Schema extends FastifySchema> = RouteHandlerMethod<
   Schema,
   JsonSchemaToTsProvider
 >;
-
-/**
- * A query parameter as Fastify's parser leaves it (a string, an array of strings when repeated, or
- * undefined), read from a query that has no schema.
- */
-function queryParam(query: unknown, name: string): unknown {
-  if (typeof query !== 'object' || query === null) return undefined;
-  const value: unknown = Reflect.get(query, name);
-  return value;
-}
-
-/** The first value of a query parameter that may be repeated (?id=1&id=2), when it is a string. */
-function firstValue(value: unknown): string | undefined {
-  const first: unknown = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' ? first : undefined;
-}
 
 /** The OAuth scope a bearer token needs to list the user's API tokens. */
 export const LIST_TOKENS_SCOPE = 'read_confidential';
@@ -93,9 +80,9 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     // The schema already refuses a body that is not an object (400); this guards the handler on its own.
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
       return sendEnvelope(reply, 400, 'The body must be a JSON object.');
-    // PostgreSQL cannot store NUL in text; refuse it here instead of failing in the database.
-    if (body.description?.includes('\0'))
-      return sendEnvelope(reply, 400, 'Invalid body: description must not contain NUL characters.');
+    const descriptionRefused = descriptionProblem(body.description ?? '');
+    if (descriptionRefused !== undefined)
+      return sendEnvelope(reply, 400, `Invalid body: the description ${descriptionRefused}.`);
     const username = body.username ?? undefined;
     const id = body.id ?? undefined;
     const password = body.password ?? '';
@@ -193,17 +180,17 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         'This bearer token carries no privileges while its owner is banned: it cannot list tokens.',
       );
     // ?id=N lists only that token (as the Ripple family's API does); an empty id is no id.
-    const rawId = firstValue(queryParam(request.query, 'id'));
+    const rawId = firstValue(request.query.id);
     const idText = rawId?.trim() ?? '';
-    if (idText !== '' && !/^[+]?\d+$/.test(idText))
+    const id = idText === '' ? undefined : decimalInteger(idText, 'plus');
+    if (idText !== '' && id === undefined)
       return sendEnvelope(
         reply,
         400,
         `Invalid query parameter id=${JSON.stringify(rawId)}: give the id of one of your tokens ` +
           '(a non-negative integer), or leave it out to list them all.',
       );
-    const id = idText === '' ? undefined : Number(idText);
-    const { limit, offset } = paginate(queryParam(request.query, 'p'), queryParam(request.query, 'l'));
+    const { limit, offset } = paginate(request.query.p, request.query.l);
     const now = clock();
     // With an id: a page of that token or none; an id beyond any stored one is no token.
     const rows: ListedToken[] =
@@ -295,19 +282,17 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
       const identity = request.identity ?? NO_IDENTITY;
       const refused = lacksPrivileges(identity, FIX_PRIVILEGES_NEEDS, reply);
       if (refused || identity.kind === 'none') return refused;
-      const raw = firstValue(queryParam(request.query, 'id'));
+      const raw = firstValue(request.query.id);
       const value = raw?.trim() ?? '';
-      let scope: Parameters<typeof jobs.startFixPrivileges>[1];
-      if (value === '' || /^[+]?0+$/.test(value)) scope = { kind: 'all' };
-      else if (value === 'self') scope = { kind: 'user', userId: identity.userId };
-      else if (/^[+]?\d+$/.test(value)) scope = { kind: 'user', userId: Number(value) };
-      else
+      // 0 (however written) or nothing: every user.
+      const userId = value === 'self' ? identity.userId : value === '' ? 0 : decimalInteger(value, 'plus');
+      if (userId === undefined)
         return sendEnvelope(
           reply,
           400,
           `Invalid query parameter id=${JSON.stringify(raw)}: give a user id, "self", or 0/nothing for all users.`,
         );
-      jobs.startFixPrivileges(store.db, scope);
+      jobs.startFixPrivileges(store.db, userId === 0 ? { kind: 'all' } : { kind: 'user', userId });
       return sendEnvelope(reply, 200, 'Privilege fixing started.');
     },
   );

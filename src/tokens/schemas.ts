@@ -2,8 +2,9 @@
 // reference documents, and, through the JSON-schema type provider, the types of the handlers' requests.
 // Each is declared `as const` so that its literal shape reaches the type provider.
 import { envelopeProperties } from '../http/envelope.ts';
-import { MAX_DESCRIPTION_LENGTH } from './repository.ts';
+import { MAX_DESCRIPTION_LENGTH } from './description.ts';
 import { MAX_EXPIRES_IN_S } from './expiry.ts';
+import { repeatableValue } from '../http/first-value.ts';
 
 // Every field may be absent or null. The required ones (username or id, and password) are checked by the
 // handler, which answers 422 naming what is missing; the schema answers 400 for a wrong type or range.
@@ -69,8 +70,13 @@ const tokenProperties = {
   last_updated: { type: 'integer' },
 } as const;
 
-// The query (p, l, id) has no schema: the handler reads it leniently (see pagination.ts) and answers 400
-// itself for an id that is not a number.
+/**
+ * A query parameter as Fastify's parser leaves it: a string, or an array of strings when repeated. The
+ * handlers read the first value (http/first-value.ts) and parse it themselves: p and l leniently
+ * (pagination.ts), an id with the envelope's 400 naming the value.
+ */
+const queryValue = (description: string) => ({ ...repeatableValue, description }) as const;
+
 export const listSchema = {
   tags: ['tokens'],
   summary: "List the caller's public tokens",
@@ -78,6 +84,14 @@ export const listSchema = {
     'Ordered by id. `p` is the page (from 1), `l` the page size (at most 50, the default). ' +
     '`id` (a non-negative integer) lists only the token with that id: an array of one, or empty. ' +
     'Expired tokens are not listed; `expires_at` appears only on tokens that expire.',
+  querystring: {
+    type: 'object',
+    properties: {
+      p: queryValue('Page, from 1; anything else is 1.'),
+      l: queryValue('Page size, 1 to 50; anything else is 50.'),
+      id: queryValue('A token id: list only that token (400 when not a non-negative integer).'),
+    },
+  },
   response: {
     200: {
       type: 'object',
@@ -147,12 +161,15 @@ export const deleteByIdSchema = {
   response: { 200: messageSchema },
 } as const;
 
-// The query (id) has no schema: the handler reads it and answers 400 itself.
 export const fixPrivilegesSchema = {
   tags: ['tokens'],
   summary: "Re-limit stored token privileges to their owners' current privileges",
   description:
     'Needs ManageUser and APIMeta. Query `id`: a user id, `self`, or absent/0 for every user. ' +
     'Answers at once; the job runs in the background.',
+  querystring: {
+    type: 'object',
+    properties: { id: queryValue('A user id, `self`, or 0/absent for every user (400 otherwise).') },
+  },
   response: { 200: messageSchema },
 } as const;

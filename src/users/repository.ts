@@ -5,6 +5,7 @@ import { followExplicitIds, insertReturningId } from '../store/sql-dialect.ts';
 import { MAX_ID, type UserTable } from '../store/schema.ts';
 import { canMatchText } from '../store/text.ts';
 import { usernameSafe } from './username.ts';
+import { decimalInteger } from '../decimal-integer.ts';
 
 export type UserRow = Selectable<UserTable>;
 
@@ -27,8 +28,9 @@ export async function findUserByUsername(db: Db, username: string): Promise<User
 
 /** A user named by id (all digits) or by username, as the CLI's `U` argument. */
 export async function findUserByIdOrName(db: Db, ref: string): Promise<UserRow | undefined> {
-  if (/^\d+$/.test(ref)) {
-    const byId = await findUserById(db, Number(ref));
+  const id = decimalInteger(ref);
+  if (id !== undefined) {
+    const byId = await findUserById(db, id);
     if (byId) return byId;
   }
   return findUserByUsername(db, ref);

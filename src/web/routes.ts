@@ -6,6 +6,8 @@ import { errorPage, loginPage, notFoundPage, signedInPage, sendPage, type LoginV
 import { DOCUMENT_SECURITY_HEADERS } from '../http/security-headers.ts';
 import { webLogin } from './login.ts';
 import { FAVICON_PATH, FAVICON_SVG } from './theme.ts';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { loginQuery, signInForm } from './forms.ts';
 import { WEB_PAGES_TAG } from '../docs/plugin.ts';
 import {
   LEGACY_PASSWORD_HELP,
@@ -16,12 +18,6 @@ import {
   setSessionCookie,
   type WebDeps,
 } from './session.ts';
-
-type Form = Record<string, unknown>;
-const field = (body: unknown, name: string): string | undefined => {
-  const value = typeof body === 'object' && body !== null ? (body as Form)[name] : undefined;
-  return typeof value === 'string' ? value : undefined;
-};
 
 const MAX_FIELD = 1024;
 
@@ -71,7 +67,8 @@ const SIGNED_OUT: Readonly<Record<string, string>> = {
     'You have signed out everywhere: every session, connected application and API token of yours has ended.',
 };
 
-export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
+export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promise<void> {
+  const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
   // Every page links the icon; a browser also asks /favicon.ico of any site by itself.
   app.get(FAVICON_PATH, { schema: { hide: true } }, sendIcon);
   app.get('/favicon.ico', { schema: { hide: true } }, sendIcon);
@@ -87,8 +84,8 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
 
   app.get(
     '/login',
-    pageDoc('The sign-in page'),
-    async (request: FastifyRequest<{ Querystring: { next?: unknown; signed_out?: unknown } }>, reply) => {
+    { schema: { ...pageDoc('The sign-in page').schema, querystring: loginQuery } },
+    async (request, reply) => {
       const next = localPath(request.query.next);
       const signedOut = request.query.signed_out;
       const user = await sessionUser(deps, request);
@@ -110,11 +107,15 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
 
   app.post(
     '/login',
-    { ...pageDoc('Sign in (the form)'), preHandler: app.csrfProtection },
+    {
+      schema: { ...pageDoc('Sign in (the form)').schema, body: signInForm },
+      preHandler: app.csrfProtection,
+    },
     async (request, reply) => {
-      const username = field(request.body, 'username')?.trim() ?? '';
-      const password = field(request.body, 'password') ?? '';
-      const next = localPath(field(request.body, 'next'));
+      const form = request.body ?? {};
+      const username = form.username?.trim() ?? '';
+      const password = form.password ?? '';
+      const next = localPath(form.next);
       // Every refusal but an empty or too long username is about the password (the username is kept).
       const again = (status: number, error: string, errorField: LoginView['errorField'] = 'password') =>
         showLogin(request, reply, status, { next, error, errorField, username });

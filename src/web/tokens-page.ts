@@ -36,9 +36,20 @@ import {
 } from '../tokens/repository.ts';
 import { keepForReveal, takeReveal, type RevealOwner } from './reveal.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
-import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
+import { descriptionProblem } from '../tokens/description.ts';
 import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
+import { integerInRange } from '../decimal-integer.ts';
+import { firstValue } from '../http/first-value.ts';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import {
+  clientParams,
+  createTokenForm,
+  signOutEverywhereForm,
+  sudoForm,
+  tokenIdParams,
+  tokensPageQuery,
+} from './forms.ts';
 import {
   PAGE_SCRIPT,
   SCRIPT_PATH,
@@ -102,10 +113,8 @@ export function formExpiry(
       return { error: `Choose a date up to ${customDateRange(now).max}: a token expires within ten years.` };
     return { expiresAt };
   }
-  if (!/^\d{1,10}$/.test(input.choice)) return { error: 'Choose when the token expires.' };
-  const seconds = Number(input.choice);
-  if (seconds < 1 || seconds > MAX_EXPIRES_IN_S) return { error: 'Choose when the token expires.' };
-  return { expiresAt: now + seconds };
+  const seconds = integerInRange(input.choice, 1, MAX_EXPIRES_IN_S);
+  return seconds === undefined ? { error: 'Choose when the token expires.' } : { expiresAt: now + seconds };
 }
 
 const HIDDEN = { schema: { hide: true } } as const;
@@ -117,20 +126,7 @@ function grantable(userPrivileges: number): Array<{ name: TokenPrivilegeName; bi
     .map(([name, bit]) => ({ name, bit }));
 }
 
-const asList = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-const formField = (body: unknown, name: string): unknown =>
-  typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
-/** The sudo-mode password of a form, when one was typed. */
-const passwordField = (body: unknown): string | undefined => {
-  const value = formField(body, 'confirm_password');
-  return typeof value === 'string' ? value : undefined;
-};
-
-function parseTokenId(raw: string): number | undefined {
-  if (!/^\d{1,10}$/.test(raw)) return undefined;
-  const id = Number(raw);
-  return id >= 1 && id <= MAX_ID ? id : undefined;
-}
+const parseTokenId = (raw: string): number | undefined => integerInRange(raw, 1, MAX_ID);
 
 /** Connected applications listed on the page at most (the first by name); a note says how many there are. */
 export const APPLICATIONS_SHOWN = 100;
@@ -174,10 +170,11 @@ function applicationView(
 
 /** The token page's routes, in the web plugin's context (its forms, CSRF protection and error pages). */
 export async function tokensPageRoutes(
-  app: FastifyInstance,
+  untyped: FastifyInstance,
   web: WebDeps,
   options: TokensPageOptions,
 ): Promise<void> {
+  const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
   const { store, lastUsed, metrics, config, clock } = app.tokend;
   const scopePrivileges = options.scopePrivileges ?? (() => 0);
   const { grants } = options;
@@ -280,69 +277,51 @@ export async function tokensPageRoutes(
       .send(PAGE_SCRIPT),
   );
 
-  app.get(
-    '/tokens',
-    HIDDEN,
-    async (
-      request: FastifyRequest<{
-        Querystring: {
-          p?: unknown;
-          sort?: unknown;
-          created?: unknown;
-          revoked?: unknown;
-          disconnected?: unknown;
-        };
-      }>,
-      reply,
-    ) => {
-      const user = await requireUser(request, reply);
-      if (!user) return reply;
-      const { page } = paginate(request.query.p, undefined);
-      const order = orderOf(request.query.sort);
-      // After a creation or regeneration (303 here): the new secret, if this session has not seen it yet.
-      let created: CreatedToken | undefined;
-      let notice =
-        request.query.revoked !== undefined
-          ? 'The token was revoked.'
-          : request.query.disconnected !== undefined
-            ? 'The application was disconnected: its access to your account has ended.'
-            : undefined;
-      const createdId =
-        typeof request.query.created === 'string' ? parseTokenId(request.query.created) : undefined;
-      if (createdId !== undefined) {
-        const now = clock();
-        const secret = await takeReveal(store.db, revealOwner(request, user), createdId, now);
-        const token =
-          secret === undefined ? undefined : await findPageToken(store.db, user.userId, createdId, now);
-        if (secret !== undefined && token) {
-          const { privilegeNames, expiresAt } = rowView(token);
-          created = { id: token.id, secret, description: token.description, privilegeNames, expiresAt };
-        } else
-          notice =
-            'The new token’s secret was shown once already and cannot be shown again. If you did not copy ' +
-            'it, regenerate the token (or revoke it and create another).';
-      }
-      return showTokens(request, reply, user, 200, {
-        page,
-        order,
-        ...(notice === undefined ? {} : { notice }),
-        ...(created === undefined ? {} : { created }),
-      });
-    },
-  );
-
-  app.post('/tokens', { ...HIDDEN, preHandler: app.csrfProtection }, async (request, reply) => {
+  app.get('/tokens', { schema: { hide: true, querystring: tokensPageQuery } }, async (request, reply) => {
     const user = await requireUser(request, reply);
     if (!user) return reply;
-    const rawDescription = formField(request.body, 'description');
-    const description = typeof rawDescription === 'string' ? rawDescription.trim() : '';
-    const names = asList(formField(request.body, 'privileges'));
-    const checked = new Set(names.filter((n): n is string => typeof n === 'string'));
-    const textField = (name: string): string => {
-      const value = formField(request.body, name);
-      return typeof value === 'string' ? value : '';
-    };
-    const expiry: ExpiryInput = { choice: textField('expires_in'), date: textField('expires_on').trim() };
+    const { page } = paginate(request.query.p, undefined);
+    const order = orderOf(firstValue(request.query.sort));
+    // After a creation or regeneration (303 here): the new secret, if this session has not seen it yet.
+    let created: CreatedToken | undefined;
+    let notice =
+      request.query.revoked !== undefined
+        ? 'The token was revoked.'
+        : request.query.disconnected !== undefined
+          ? 'The application was disconnected: its access to your account has ended.'
+          : undefined;
+    const createdText = firstValue(request.query.created);
+    const createdId = createdText === undefined ? undefined : parseTokenId(createdText);
+    if (createdId !== undefined) {
+      const now = clock();
+      const secret = await takeReveal(store.db, revealOwner(request, user), createdId, now);
+      const token =
+        secret === undefined ? undefined : await findPageToken(store.db, user.userId, createdId, now);
+      if (secret !== undefined && token) {
+        const { privilegeNames, expiresAt } = rowView(token);
+        created = { id: token.id, secret, description: token.description, privilegeNames, expiresAt };
+      } else
+        notice =
+          'The new token’s secret was shown once already and cannot be shown again. If you did not copy ' +
+          'it, regenerate the token (or revoke it and create another).';
+    }
+    return showTokens(request, reply, user, 200, {
+      page,
+      order,
+      ...(notice === undefined ? {} : { notice }),
+      ...(created === undefined ? {} : { created }),
+    });
+  });
+
+  const createOptions = { schema: { hide: true, body: createTokenForm }, preHandler: app.csrfProtection };
+  app.post('/tokens', createOptions, async (request, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return reply;
+    const form = request.body ?? {};
+    const description = form.description?.trim() ?? '';
+    const names = form.privileges === undefined ? [] : [form.privileges].flat();
+    const checked = new Set(names);
+    const expiry: ExpiryInput = { choice: form.expires_in ?? '', date: form.expires_on?.trim() ?? '' };
     const again = (error: string, errorField?: CreateField, status = 400) =>
       showTokens(request, reply, user, status, {
         error,
@@ -352,21 +331,13 @@ export async function tokensPageRoutes(
         expiry,
       });
 
-    if (description.length > MAX_DESCRIPTION_LENGTH)
-      return again(
-        `The description is too long (at most ${MAX_DESCRIPTION_LENGTH} characters).`,
-        'description',
-      );
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(description))
-      return again('The description may not contain control characters.', 'description');
+    const descriptionRefused = descriptionProblem(description);
+    if (descriptionRefused !== undefined)
+      return again(`The description ${descriptionRefused}.`, 'description');
     const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
-    const refused = names.filter((n) => typeof n !== 'string' || !allowed.has(n));
+    const refused = names.filter((n) => !allowed.has(n));
     if (refused.length > 0)
-      return again(
-        `Your account cannot give a token these privileges: ${refused.map(String).join(', ')}.`,
-        'privileges',
-      );
+      return again(`Your account cannot give a token these privileges: ${refused.join(', ')}.`, 'privileges');
     let privileges = 0;
     for (const name of checked) privileges |= allowed.get(name) ?? 0;
 
@@ -374,7 +345,7 @@ export async function tokensPageRoutes(
     if ('error' in expires) return again(expires.error, 'expiry');
 
     // Sudo mode: making a token needs a recent password entry.
-    const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request), clock());
+    const sudo = await confirmSudo(web, user, form.confirm_password, clientAddress(request), clock());
     if (sudo.kind === 'signed-out') return signedOut(request, reply);
     if (sudo.kind === 'password-needed') {
       const status = sudoRefusalStatus(reply, sudo);
@@ -418,33 +389,29 @@ export async function tokensPageRoutes(
     return reply.redirect(`/tokens?created=${token.id}`, 303);
   });
 
-  app.get(
-    '/tokens/:id/revoke',
-    HIDDEN,
-    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-      const user = await requireUser(request, reply);
-      if (!user) return reply;
-      const now = clock();
-      const token = await ownToken(user, request.params.id, now);
-      if (!token) return noSuchToken(reply);
-      return sendTokensPage(
-        reply,
-        200,
-        'Revoke token',
-        revokePage({
-          csrf: csrfToken(request, reply),
-          token: rowView(token),
-          now,
-          describe: describePrivilege,
-        }),
-      );
-    },
-  );
+  app.get('/tokens/:id/revoke', { schema: { hide: true, params: tokenIdParams } }, async (request, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return reply;
+    const now = clock();
+    const token = await ownToken(user, request.params.id, now);
+    if (!token) return noSuchToken(reply);
+    return sendTokensPage(
+      reply,
+      200,
+      'Revoke token',
+      revokePage({
+        csrf: csrfToken(request, reply),
+        token: rowView(token),
+        now,
+        describe: describePrivilege,
+      }),
+    );
+  });
 
   app.post(
     '/tokens/:id/revoke',
-    { ...HIDDEN, preHandler: app.csrfProtection },
-    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    { schema: { hide: true, params: tokenIdParams }, preHandler: app.csrfProtection },
+    async (request, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const id = parseTokenId(request.params.id);
@@ -482,8 +449,8 @@ export async function tokensPageRoutes(
 
   app.get(
     '/tokens/:id/regenerate',
-    HIDDEN,
-    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    { schema: { hide: true, params: tokenIdParams } },
+    async (request, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const token = await ownToken(user, request.params.id, clock());
@@ -494,14 +461,15 @@ export async function tokensPageRoutes(
 
   app.post(
     '/tokens/:id/regenerate',
-    { ...HIDDEN, preHandler: app.csrfProtection },
-    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    { schema: { hide: true, params: tokenIdParams, body: sudoForm }, preHandler: app.csrfProtection },
+    async (request, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const old = await ownToken(user, request.params.id, clock());
       if (!old) return noSuchToken(reply);
       // Sudo mode, as for creating a token: the new secret is a new credential.
-      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request), clock());
+      const password = request.body?.confirm_password;
+      const sudo = await confirmSudo(web, user, password, clientAddress(request), clock());
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed')
         return showRegenerate(
@@ -566,8 +534,8 @@ export async function tokensPageRoutes(
 
   app.get(
     '/tokens/applications/:client/revoke',
-    HIDDEN,
-    async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
+    { schema: { hide: true, params: clientParams } },
+    async (request, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const application = await connectedApplication(user, request.params.client);
@@ -583,8 +551,8 @@ export async function tokensPageRoutes(
 
   app.post(
     '/tokens/applications/:client/revoke',
-    { ...HIDDEN, preHandler: app.csrfProtection },
-    async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
+    { schema: { hide: true, params: clientParams }, preHandler: app.csrfProtection },
+    async (request, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
       const revoked = await grants.revoke(store.db, user.userId, request.params.client);
@@ -609,11 +577,12 @@ export async function tokensPageRoutes(
 
   app.post(
     '/tokens/sign-out-everywhere',
-    { ...HIDDEN, preHandler: app.csrfProtection },
+    { schema: { hide: true, body: signOutEverywhereForm }, preHandler: app.csrfProtection },
     async (request, reply) => {
       const user = await requireUser(request, reply);
       if (!user) return reply;
-      if (formField(request.body, 'confirm') !== 'yes')
+      const form = request.body ?? {};
+      if (form.confirm !== 'yes')
         return sendTokensPage(
           reply,
           400,
@@ -624,7 +593,7 @@ export async function tokensPageRoutes(
             error: 'Tick the box to confirm that every token and session should end.',
           }),
         );
-      const sudo = await confirmSudo(web, user, passwordField(request.body), clientAddress(request), clock());
+      const sudo = await confirmSudo(web, user, form.confirm_password, clientAddress(request), clock());
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed') {
         return sendTokensPage(

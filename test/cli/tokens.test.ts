@@ -229,8 +229,30 @@ describe('tokend token', { concurrency: 4 }, () => {
     await h.json(['user', 'create', '--username', 'e', '--password', 'p']);
     const r = await h.cli(['token', 'create', '--user', 'e', '--description', 'x'.repeat(5000)]);
     assert.equal(r.code, 2, 'a usage mistake');
-    assert.match(r.stderr, /--description: at most \d+ characters/);
+    assert.match(r.stderr, /--description: the description is too long \(longer than \d+ characters\)/);
     assert.deepEqual((await h.json(['token', 'list', '--user', 'e'])).tokens, []);
+  });
+
+  it("create refuses a description with a control character (the API's rule); a tab is kept", async (t) => {
+    const h = await cliHarness(t);
+    await h.json(['user', 'create', '--username', 'f', '--password', 'p']);
+    for (const [description, code] of [
+      ['a\nb', 'U+000A'],
+      ['a\u001bb', 'U+001B'],
+      ['a\u009bb', 'U+009B'],
+    ]) {
+      const r = await h.cli(['token', 'create', '--user', 'f', '--description', description as string]);
+      assert.equal(r.code, 2, 'a usage mistake');
+      assert.ok(
+        r.stderr.includes(
+          `--description: the description may not contain control characters (it has ${code})`,
+        ),
+        r.stderr,
+      );
+    }
+    assert.deepEqual((await h.json(['token', 'list', '--user', 'f'])).tokens, []);
+    const tabbed = await h.json(['token', 'create', '--user', 'f', '--description', 'a\tb']);
+    assert.equal(tabbed.description, 'a\tb');
   });
 });
 

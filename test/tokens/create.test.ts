@@ -286,6 +286,39 @@ for (const dialect of DIALECTS) {
           }
           assert.equal(secrets.size, 3);
         });
+
+        it('the description rule: a tab is kept; NUL, line breaks, other controls, lone surrogates are a 400', async () => {
+          const h = harness();
+          const user = await h.createUser();
+          const kept = envelope(
+            await post(h, path, { id: user.id, password: user.password, description: 'a\tb ü 🙂' }),
+            200,
+          );
+          assert.equal((await storedToken(h, String(kept.token)))?.description, 'a\tb ü 🙂');
+          for (const [description, said] of [
+            [
+              'a\u0000b',
+              /Invalid body: the description may not contain control characters \(it has U\+0000\)/,
+            ],
+            ['two\nlines', /control characters \(it has U\+000A\)/],
+            ['a\rb', /U\+000D/],
+            ['a\u007fb', /U\+007F/],
+            ['a\u0085b', /U\+0085/],
+            ['a\ud800b', /may not contain a lone surrogate/],
+          ] as const) {
+            const b = envelope(
+              await post(h, path, { id: user.id, password: user.password, description }),
+              400,
+            );
+            assert.match(String(b.message), said, JSON.stringify(description));
+          }
+          const rows = await h.store.db
+            .selectFrom('tokens')
+            .select('id')
+            .where('user_id', '=', user.id)
+            .execute();
+          assert.equal(rows.length, 1, 'only the description with a tab made a token');
+        });
       });
     }
 

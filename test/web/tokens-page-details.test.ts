@@ -226,6 +226,23 @@ for (const dialect of DIALECTS) {
         long.body,
         /id="field-error">The description is too long[^<]*<\/p>\s*<input[^>]*id="description"[^>]*autofocus aria-invalid="true" aria-describedby="field-error"/s,
       );
+      // The description rule of the API and the CLI: a tab is fine, a line break or a C1 control is not.
+      for (const [description, said] of [
+        ['two\nlines', 'U+000A'],
+        ['a\u0085b', 'U+0085'],
+        ['a\u007fb', 'U+007F'],
+      ]) {
+        const refused = await postCreate(browser, [['description', description as string]]);
+        assert.equal(refused.statusCode, 400);
+        assert.match(
+          refused.body,
+          new RegExp(
+            `id="field-error">The description may not contain control characters \\(it has ${(said as string).replace('+', '\\+')}\\); a tab is allowed\\.</p>`,
+          ),
+        );
+      }
+      const tabbed = await postCreate(browser, [['description', 'a\tb']]);
+      assert.equal(tabbed.statusCode, 303);
       const forged = await postCreate(browser, [['privileges', 'ManageUser']]);
       assert.equal(forged.statusCode, 400);
       assert.match(

@@ -173,6 +173,21 @@ for (const dialect of DIALECTS) {
       assert.equal(rows.length, 0);
     });
 
+    it('refuses a form whose text field is sent twice (its declared schema), and makes no token', async (t) => {
+      const h = await build(t, dialect);
+      const { user, browser } = await signedIn(h);
+      const page = await browser.get('/tokens');
+      const r = await postForm(browser, '/tokens', [
+        ['_csrf', csrfOf(page.body)],
+        ['description', 'one'],
+        ['description', 'two'],
+      ]);
+      assert.equal(r.statusCode, 400);
+      assert.match(r.body, /body\/description must be string/);
+      const rows = await h.store.db.selectFrom('tokens').select('id').where('user_id', '=', user.id);
+      assert.equal((await rows.where('private', '=', 0).execute()).length, 0);
+    });
+
     it('refuses forms without a valid CSRF token', async (t) => {
       const h = await build(t, dialect);
       const { user, browser } = await signedIn(h);

@@ -3,7 +3,7 @@ import { isBanned, limit, TokenPrivilege, tokenPrivilegeNames } from '../../auth
 import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById } from '../../auth/revocation.ts';
 import { listAllTokensOfUser } from '../../tokens/repository.ts';
-import { MAX_DESCRIPTION_LENGTH } from '../../tokens/repository.ts';
+import { descriptionProblem } from '../../tokens/description.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
 import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
@@ -53,8 +53,9 @@ const create: LeafCommand = {
     const raw = args.optionalString('privileges');
     const requested = raw === undefined ? 0 : parseTokenPrivileges(raw, args.command);
     const description = args.optionalString('description') ?? '';
-    if (description.length > MAX_DESCRIPTION_LENGTH)
-      throw new CliError(`--description: at most ${MAX_DESCRIPTION_LENGTH} characters`, args.command);
+    const descriptionRefused = descriptionProblem(description);
+    if (descriptionRefused !== undefined)
+      throw new CliError(`--description: the description ${descriptionRefused}`, args.command);
     const isPrivate = args.flag('private');
     const store = await ctx.store();
     const owner = await requireUser(store, args.string('user'));

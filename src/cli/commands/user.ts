@@ -20,6 +20,7 @@ import type { Style } from '../format.ts';
 import { table } from '../format.ts';
 import { PASSWORD_OPTIONS, readPassword, requireUser } from '../lookup.ts';
 import { parseUserPrivileges } from '../privilege-option.ts';
+import { decimalInteger } from '../../decimal-integer.ts';
 
 /** UserPublic + UserNormal: an ordinary active user. */
 const ACTIVE = UserPrivilege.UserPublic | UserPrivilege.UserNormal;
@@ -95,9 +96,9 @@ const create: LeafCommand = {
     const problem = usernameProblem(username);
     if (problem !== undefined) throw new CliError(`--username: ${problem}`, args.command);
     const rawId = args.optionalString('user-id')?.trim();
-    if (rawId !== undefined && !/^\d+$/.test(rawId))
+    const id = rawId === undefined ? undefined : decimalInteger(rawId);
+    if (rawId !== undefined && id === undefined)
       throw new CliError(`--user-id: expected an integer, got ${JSON.stringify(rawId)}`, args.command);
-    const id = rawId === undefined ? undefined : Number(rawId);
     const idProblem = id === undefined ? undefined : explicitIdProblem(id);
     if (idProblem !== undefined) throw new CliError(`--user-id: ${idProblem}`, args.command);
     const rawPrivileges = args.optionalString('privileges');

@@ -18,7 +18,7 @@ import {
   errorBody,
 } from '../errors.ts';
 import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
-import { required, singleValued, type Params } from '../params.ts';
+import { required, singleParam, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
@@ -51,30 +51,23 @@ const REQUEST_FIELDS = [
 
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-function rawSingle(source: unknown, name: string): string | undefined {
-  const value =
-    typeof source === 'object' && source !== null ? (source as Record<string, unknown>)[name] : undefined;
-  if (Array.isArray(value)) throw new InvalidRequest(`The ${name} parameter was given more than once.`);
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
 /** Step 1: the client, and a redirect URI registered for it exactly (RFC 6749 §3.1.2.3, §4.1.2.1). */
 async function findReplyTarget(
   deps: ConsentPageDeps,
   request: FastifyRequest,
   source: unknown,
 ): Promise<ReplyTarget> {
-  const clientId = rawSingle(source, 'client_id');
+  const clientId = singleParam(source, 'client_id');
   if (clientId === undefined) throw new InvalidRequest('The client_id parameter is missing.');
   const client = await findClient(deps.db, clientId);
   if (!client) throw new InvalidRequest('No application with this client_id is registered.');
-  const redirectUri = rawSingle(source, 'redirect_uri');
+  const redirectUri = singleParam(source, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('The redirect_uri parameter is missing.');
   if (!client.redirectUris.includes(redirectUri))
     throw new InvalidRequest(`This redirect_uri is not registered for ${client.name}.`);
   let state: string | undefined;
   try {
-    state = rawSingle(source, 'state');
+    state = singleParam(source, 'state');
   } catch {
     state = undefined; // a repeated state is refused in step 2, without echoing either value
   }

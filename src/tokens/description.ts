@@ -1,0 +1,39 @@
+// What a token's description may be: one rule for every way a token is made with one (POST /v1/tokens,
+// the token page, `tokend token create`), each answering in its own error shape. `tokend import-ripple`
+// copies existing tokens, and refuses only what cannot be stored (`unstorableDescription`).
+
+/** Longest token description, in UTF-16 code units (JavaScript string length). */
+export const MAX_DESCRIPTION_LENGTH = 1024;
+
+const TOO_LONG = `is too long (longer than ${MAX_DESCRIPTION_LENGTH} characters)`;
+
+/**
+ * Why a description cannot be stored as it is on every backend, or undefined: too long, or holding NUL
+ * (PostgreSQL refuses it in text). The answer completes "The description …".
+ */
+export function unstorableDescription(text: string): string | undefined {
+  if (text.length > MAX_DESCRIPTION_LENGTH) return TOO_LONG;
+  if (text.includes('\0')) return 'contains a NUL character';
+  return undefined;
+}
+
+// C0 controls but tab (NUL and line breaks included), DEL, and C1 controls: nothing a description shows,
+// and a line break would split the CLI's table and the page's one-line field.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
+
+const codePoint = (c: string): string => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+/**
+ * Why a new token may not be given this description, or undefined: too long, a control character (C0 but
+ * tab, DEL, C1), or a lone surrogate (no character: UTF-8 cannot hold it). The answer completes
+ * "The description …".
+ */
+export function descriptionProblem(text: string): string | undefined {
+  if (text.length > MAX_DESCRIPTION_LENGTH) return TOO_LONG;
+  const control = CONTROL.exec(text);
+  if (control)
+    return `may not contain control characters (it has ${codePoint(control[0])}); a tab is allowed`;
+  if (!text.isWellFormed()) return 'may not contain a lone surrogate (half of a UTF-16 pair)';
+  return undefined;
+}
