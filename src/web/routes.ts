@@ -6,7 +6,6 @@ import { errorPage, loginPage, notFoundPage, signedInPage, sendPage, type LoginV
 import { DOCUMENT_SECURITY_HEADERS } from '../http/security-headers.ts';
 import { webLogin } from './login.ts';
 import { FAVICON_PATH, FAVICON_SVG } from './theme.ts';
-import { WEB_PAGES_TAG } from '../docs/plugin.ts';
 import {
   LEGACY_PASSWORD_HELP,
   clearSessionCookie,
@@ -25,11 +24,11 @@ const field = (body: unknown, name: string): string | undefined => {
 
 const MAX_FIELD = 1024;
 
-/** Route options that place a page in the API reference, under its web pages. */
-const pageDoc = (summary: string) => ({ schema: { tags: [WEB_PAGES_TAG], summary } });
+/** Route options that describe a page in the API reference (which puts it in its section by its address). */
+const pageDoc = (summary: string) => ({ schema: { summary } });
 
 /** The icon's own answer: an image that may be cached for a day, and that runs and loads nothing. */
-function sendIcon(_request: FastifyRequest, reply: FastifyReply) {
+export function sendIcon(_request: FastifyRequest, reply: FastifyReply) {
   return reply
     .header('Content-Type', 'image/svg+xml')
     .header('Cache-Control', 'public, max-age=86400')

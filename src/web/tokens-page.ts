@@ -12,7 +12,6 @@ import {
 } from '../auth/privileges.ts';
 import { COOKIE_NAME } from '../http/credentials.ts';
 import { serverOrigin } from '../http/origin.ts';
-import { docsPath } from '../docs/plugin.ts';
 import {
   clearSessionCookie,
   confirmSudo,
@@ -152,6 +151,8 @@ const orderOf = (raw: unknown): PageOrder => (raw === 'last-used' ? 'last-used' 
 export interface TokensPageOptions {
   /** the token privileges an OAuth scope string carries (the authorization server's rule); absent: none */
   scopePrivileges?: (scope: string) => number;
+  /** the address of the API reference page, which the page links to */
+  apiReference: string;
 }
 
 /** A connected application as the page shows it: what it may do in a few words, from its scope's privileges. */
@@ -179,7 +180,7 @@ function applicationView(
 export async function tokensPageRoutes(
   app: FastifyInstance,
   web: WebDeps,
-  options: TokensPageOptions = {},
+  options: TokensPageOptions,
 ): Promise<void> {
   const { store, lastUsed, metrics, config } = app.tokend;
   const scopePrivileges = options.scopePrivileges ?? (() => 0);
@@ -269,7 +270,7 @@ export async function tokensPageRoutes(
       applications: apps.applications.map((a) => applicationView(a, scopePrivileges)),
       usage: {
         exampleUrl: `${serverOrigin(request, config.publicUrl)}${config.basePath}/v1/tokens/self`,
-        docsPath: docsPath(config.basePath),
+        docsPath: options.apiReference,
       },
     };
     return sendTokensPage(reply, status, 'API tokens', tokensPage(view));
