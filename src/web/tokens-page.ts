@@ -41,7 +41,7 @@ import { keepForReveal, takeReveal, type RevealOwner } from './reveal.ts';
 import { nowSeconds } from '../auth/clock.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { MAX_DESCRIPTION_LENGTH } from '../tokens/repository.ts';
-import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
+import { TOKENS_PER_PAGE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
 import {
   PAGE_SCRIPT,
@@ -211,7 +211,7 @@ export async function tokensPageRoutes(
   }
 
   /** The signed-in, not banned user; otherwise the reply has already been sent. */
-  async function requireUser(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
+  async function sessionOrSignIn(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
     const user = await sessionUser(web, request);
     if (!user) {
       const next = request.method === 'GET' ? request.url : '/tokens';
@@ -243,7 +243,7 @@ export async function tokensPageRoutes(
   ) {
     const page = extra.page ?? 1;
     const order = extra.order ?? 'created';
-    const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
+    const { limit: size, offset } = paginate(String(page), String(TOKENS_PER_PAGE));
     const now = nowSeconds();
     const rows = await listPageTokens(store.db, user.userId, { order, limit: size + 1, offset, now });
     const apps = await connectedApplications(store.db, user.userId, now, APPLICATIONS_SHOWN);
@@ -298,7 +298,7 @@ export async function tokensPageRoutes(
       }>,
       reply,
     ) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const { page } = paginate(request.query.p, undefined);
       const order = orderOf(request.query.sort);
@@ -335,7 +335,7 @@ export async function tokensPageRoutes(
   );
 
   app.post('/tokens', { ...HIDDEN, preHandler: app.csrfProtection }, async (request, reply) => {
-    const user = await requireUser(request, reply);
+    const user = await sessionOrSignIn(request, reply);
     if (!user) return reply;
     const rawDescription = formField(request.body, 'description');
     const description = typeof rawDescription === 'string' ? rawDescription.trim() : '';
@@ -425,7 +425,7 @@ export async function tokensPageRoutes(
     '/tokens/:id/revoke',
     HIDDEN,
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const now = nowSeconds();
       const token = await ownToken(user, request.params.id, now);
@@ -448,7 +448,7 @@ export async function tokensPageRoutes(
     '/tokens/:id/revoke',
     { ...HIDDEN, preHandler: app.csrfProtection },
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const id = parseTokenId(request.params.id);
       const deleted = id !== undefined && (await deletePublicTokenOfUser(store.db, user.userId, id));
@@ -487,7 +487,7 @@ export async function tokensPageRoutes(
     '/tokens/:id/regenerate',
     HIDDEN,
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const token = await ownToken(user, request.params.id, nowSeconds());
       if (!token) return noSuchToken(reply);
@@ -499,7 +499,7 @@ export async function tokensPageRoutes(
     '/tokens/:id/regenerate',
     { ...HIDDEN, preHandler: app.csrfProtection },
     async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const old = await ownToken(user, request.params.id, nowSeconds());
       if (!old) return noSuchToken(reply);
@@ -571,7 +571,7 @@ export async function tokensPageRoutes(
     '/tokens/applications/:client/revoke',
     HIDDEN,
     async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const application = await connectedApplication(user, request.params.client);
       if (!application) return noSuchApplication(reply);
@@ -588,7 +588,7 @@ export async function tokensPageRoutes(
     '/tokens/applications/:client/revoke',
     { ...HIDDEN, preHandler: app.csrfProtection },
     async (request: FastifyRequest<{ Params: { client: string } }>, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const revoked = await revokeApplication(store.db, user.userId, request.params.client);
       if (!revoked) return noSuchApplication(reply);
@@ -597,7 +597,7 @@ export async function tokensPageRoutes(
   );
 
   app.get('/tokens/sign-out-everywhere', HIDDEN, async (request, reply) => {
-    const user = await requireUser(request, reply);
+    const user = await sessionOrSignIn(request, reply);
     if (!user) return reply;
     return sendTokensPage(
       reply,
@@ -614,7 +614,7 @@ export async function tokensPageRoutes(
     '/tokens/sign-out-everywhere',
     { ...HIDDEN, preHandler: app.csrfProtection },
     async (request, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       if (formField(request.body, 'confirm') !== 'yes')
         return sendTokensPage(
