@@ -6,7 +6,7 @@
 // and fills in its own deployment's part, the base path. The page's files are Swagger UI's build as
 // @fastify/swagger-ui ships it (its static/ folder), read from disk when asked for; neither @fastify/swagger
 // nor @fastify/swagger-ui's plugin is loaded by a server.
-import { readFile } from 'node:fs/promises';
+import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { useDocumentHeaders } from '../http/security-headers.ts';
@@ -61,7 +61,8 @@ export async function registerDocs(app: FastifyInstance, basePath: string): Prom
   // The document as this server serves it, read on the first request (again after a failure).
   let served: Promise<string> | undefined;
   const documentText = (): Promise<string> =>
-    (served ??= readFile(DOCUMENT_FILE, 'utf8')
+    (served ??= fs
+      .readFile(DOCUMENT_FILE, 'utf8')
       .then((text) => JSON.stringify(forDeployment(JSON.parse(text) as OpenApiDocument, basePath)))
       .catch((err: unknown) => {
         served = undefined;
@@ -104,7 +105,7 @@ export async function registerDocs(app: FastifyInstance, basePath: string): Prom
       return reply
         .type(type)
         .header('Cache-Control', 'public, max-age=86400')
-        .send(await readFile(swaggerUiFile(file)));
+        .send(await fs.readFile(swaggerUiFile(file)));
     });
   });
 }
