@@ -10,6 +10,7 @@ import { hash } from '@node-rs/bcrypt';
 import { CompiledQuery } from 'kysely';
 import { parseDatabaseUrl } from '../src/config.ts';
 import { openStore, type Db, type Dialect, type Store } from '../src/store/database.ts';
+import { dialectOf } from '../src/store/sql-dialect.ts';
 import { TokenPrivilege, UserPrivilege } from '../src/auth/privileges.ts';
 import { md5Hex } from '../src/users/passwords.ts';
 import { hashTokenSecret } from '../src/auth/secret.ts';
@@ -135,7 +136,8 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
   if (spec.users < 3 || spec.tokens < spec.hotTokens + 2)
     throw new Error('a bench data set needs at least 3 users and hotTokens + 2 tokens');
   const started = performance.now();
-  const { db, dialect } = store;
+  const { db } = store;
+  const dialect = dialectOf(db);
   const passwordHash = await hash(md5Hex(BENCH_PASSWORD), BENCH_BCRYPT_COST);
   const now = Math.floor(Date.now() / 1000);
   if (dialect === 'sqlite') {

@@ -25,7 +25,7 @@ import { AccessLog, logDestination, loggerOptions, requestIdFor, requestLogger }
 import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin, requestMetrics } from './metrics/plugin.ts';
-import { registerDocs } from './docs/plugin.ts';
+import { docsPath, registerDocs } from './docs/plugin.ts';
 import { webPlugin } from './web/plugin.ts';
 import { sendNotFoundPage } from './web/routes.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
@@ -64,7 +64,7 @@ export interface BuildOptions {
   /** Replaces the in-memory login limiter (e.g. one backed by Redis). */
   loginLimiter?: LoginLimiter;
   logger?: FastifyServerOptions['logger'];
-  /** Told about every route as it is added (tests check the API document against this). */
+  /** Told about every route as it is added (the API document's generator, bin/openapi.ts; tests). */
   onRoute?: (route: RouteOptions) => void;
   /** Replaces the clock (Unix seconds) of the credential core, the expiry sweeps and the OAuth server. */
   clock?: Clock;
@@ -150,7 +150,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // A browser opening an unknown address outside it gets the web's HTML 404 page instead.
   if (config.basePath !== '') app.setNotFoundHandler(rootNotFound(config.basePath, sendNotFoundPage));
 
-  // Before every route: metrics count each route, and the API document collects routes as they are added.
+  // Before every route: metrics count each route.
   await app.register(requestMetrics, { metrics: services.metrics });
   await registerDocs(app, config.basePath);
   await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
@@ -184,7 +184,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizationServer);
   // The web pages, at the server root: sign-in, the token page, connected applications, and the
   // authorization server's consent page.
-  await app.register(webPlugin, { pages: [authorizationPages], scopePrivileges, grants: userGrants });
+  await app.register(webPlugin, {
+    pages: [authorizationPages],
+    scopePrivileges,
+    grants: userGrants,
+    apiReference: docsPath(config.basePath),
+  });
 
   return app;
 }

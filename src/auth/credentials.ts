@@ -24,7 +24,6 @@ export interface TokenIdentity {
   tokenId: number;
   userId: number;
   userPrivileges: number;
-  storedPrivileges: number;
   /** limit(stored, owner's current privileges); 0 for a banned owner */
   privileges: number;
   description: string;
@@ -261,7 +260,6 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       tokenId: row.id,
       userId: row.user_id,
       userPrivileges: row.user_privileges,
-      storedPrivileges: row.privileges,
       privileges: effectivePrivileges(row.privileges, row.user_privileges),
       description: row.description,
       lastUpdated: row.at,

@@ -43,7 +43,6 @@ export const UserPrivilege = {
   UserTournamentStaff: 2097152,
   AdminCaker: 4194304,
 } as const;
-export type UserPrivilegeName = keyof typeof UserPrivilege;
 
 const U = UserPrivilege;
 

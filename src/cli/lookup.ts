@@ -4,7 +4,7 @@ import { findUserByIdOrName, type UserRow } from '../users/repository.ts';
 import { CliError, type Args, type Context, type OptionSpec } from './command.ts';
 
 /** The user named by `--user U` (an id or a username), or a CliError. */
-export async function requireUser(store: Store, ref: string): Promise<UserRow> {
+export async function findUserOrFail(store: Store, ref: string): Promise<UserRow> {
   const user = await findUserByIdOrName(store.db, ref);
   if (!user) throw new CliError(`no user with id or username ${JSON.stringify(ref)}`);
   return user;

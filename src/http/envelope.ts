@@ -2,11 +2,6 @@
 // pls200 and JSONP are applied afterwards, in onSend (see presentation.ts), so serialisation is unaffected.
 import type { FastifyReply } from 'fastify';
 
-export interface Envelope {
-  code: number;
-  message: string;
-}
-
 export function sendEnvelope(
   reply: FastifyReply,
   code: number,

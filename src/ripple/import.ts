@@ -32,7 +32,7 @@ import {
 } from './source.ts';
 
 /** Rows read and written at a time. */
-export const PAGE_SIZE = 1000;
+export const ROWS_PER_READ = 1000;
 
 /** Largest privileges value taken: the family's columns are 32-bit signed integers. */
 const MAX_PRIVILEGES = 2 ** 31 - 1;
@@ -283,7 +283,7 @@ export async function importRipple(
     const total = await source.count(table);
     let done = 0;
     for (let after: bigint | undefined; ;) {
-      const page = await read(after, PAGE_SIZE);
+      const page = await read(after, ROWS_PER_READ);
       if (page.length === 0) return;
       done += page.length;
       after = idKey(table, page[page.length - 1]!.id);

@@ -17,7 +17,6 @@ export type Db = Kysely<Database>;
 
 export interface Store {
   readonly db: Db;
-  readonly dialect: Dialect;
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -132,7 +131,6 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
   }
   return {
     db,
-    dialect: config.kind,
     async ping() {
       await db.selectFrom('users').select('id').limit(1).execute();
     },

@@ -1,8 +1,8 @@
 import { decimalInteger } from '../decimal-integer.ts';
 import { firstValue } from '../http/first-value.ts';
 
-/** Both the default and the largest page size. */
-export const PAGE_SIZE = 50;
+/** Tokens per page of a listing (the API's and the token page's): the default and the largest size. */
+export const TOKENS_PER_PAGE = 50;
 /** Pages past this are empty anyway; the cap keeps the offset a safe integer in every dialect. */
 const MAX_PAGE = 2 ** 31;
 
@@ -17,6 +17,6 @@ export function paginate(p: unknown, l: unknown): { limit: number; offset: numbe
   const rawPage = queryNumber(p);
   const page = rawPage === undefined || rawPage < 1 ? 1 : Math.min(rawPage, MAX_PAGE);
   const rawSize = queryNumber(l);
-  const limit = rawSize === undefined || rawSize < 1 ? PAGE_SIZE : Math.min(rawSize, PAGE_SIZE);
+  const limit = rawSize === undefined || rawSize < 1 ? TOKENS_PER_PAGE : Math.min(rawSize, TOKENS_PER_PAGE);
   return { limit, offset: (page - 1) * limit, page };
 }

@@ -8,7 +8,6 @@ import { webLogin } from './login.ts';
 import { FAVICON_PATH, FAVICON_SVG } from './theme.ts';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { loginQuery, signInForm } from './forms.ts';
-import { WEB_PAGES_TAG } from '../docs/plugin.ts';
 import {
   LEGACY_PASSWORD_HELP,
   clearSessionCookie,
@@ -21,11 +20,11 @@ import {
 
 const MAX_FIELD = 1024;
 
-/** Route options that place a page in the API reference, under its web pages. */
-const pageDoc = (summary: string) => ({ schema: { tags: [WEB_PAGES_TAG], summary } });
+/** Route options that describe a page in the API reference (which puts it in its section by its address). */
+const pageDoc = (summary: string) => ({ schema: { summary } });
 
 /** The icon's own answer: an image that may be cached for a day, and that runs and loads nothing. */
-function sendIcon(_request: FastifyRequest, reply: FastifyReply) {
+export function sendIcon(_request: FastifyRequest, reply: FastifyReply) {
   return reply
     .header('Content-Type', 'image/svg+xml')
     .header('Cache-Control', 'public, max-age=86400')

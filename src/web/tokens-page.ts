@@ -12,7 +12,6 @@ import {
 } from '../auth/privileges.ts';
 import { COOKIE_NAME } from '../http/credentials.ts';
 import { serverOrigin } from '../http/origin.ts';
-import { docsPath } from '../docs/plugin.ts';
 import {
   clearSessionCookie,
   confirmSudo,
@@ -37,7 +36,7 @@ import {
 import { keepForReveal, takeReveal, type RevealOwner } from './reveal.ts';
 import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
 import { descriptionProblem } from '../tokens/description.ts';
-import { PAGE_SIZE, paginate } from '../tokens/pagination.ts';
+import { TOKENS_PER_PAGE, paginate } from '../tokens/pagination.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { integerInRange } from '../decimal-integer.ts';
 import { firstValue } from '../http/first-value.ts';
@@ -145,6 +144,8 @@ export interface TokensPageOptions {
   scopePrivileges?: (scope: string) => number;
   /** the OAuth server's grants of a user */
   grants: UserGrants;
+  /** the address of the API reference page, which the page links to */
+  apiReference: string;
 }
 
 /** A connected application as the page shows it: what it may do in a few words, from its scope's privileges. */
@@ -205,7 +206,7 @@ export async function tokensPageRoutes(
   }
 
   /** The signed-in, not banned user; otherwise the reply has already been sent. */
-  async function requireUser(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
+  async function sessionOrSignIn(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
     const user = await sessionUser(web, request);
     if (!user) {
       const next = request.method === 'GET' ? request.url : '/tokens';
@@ -237,7 +238,7 @@ export async function tokensPageRoutes(
   ) {
     const page = extra.page ?? 1;
     const order = extra.order ?? 'created';
-    const { limit: size, offset } = paginate(String(page), String(PAGE_SIZE));
+    const { limit: size, offset } = paginate(String(page), String(TOKENS_PER_PAGE));
     const now = clock();
     const rows = await listPageTokens(store.db, user.userId, { order, limit: size + 1, offset, now });
     const apps = await grants.connected(store.db, user.userId, now, APPLICATIONS_SHOWN);
@@ -264,7 +265,7 @@ export async function tokensPageRoutes(
       applications: apps.applications.map((a) => applicationView(a, scopePrivileges)),
       usage: {
         exampleUrl: `${serverOrigin(request, config.publicUrl)}${config.basePath}/v1/tokens/self`,
-        docsPath: docsPath(config.basePath),
+        docsPath: options.apiReference,
       },
     };
     return sendTokensPage(reply, status, 'API tokens', tokensPage(view));
@@ -278,7 +279,7 @@ export async function tokensPageRoutes(
   );
 
   app.get('/tokens', { schema: { hide: true, querystring: tokensPageQuery } }, async (request, reply) => {
-    const user = await requireUser(request, reply);
+    const user = await sessionOrSignIn(request, reply);
     if (!user) return reply;
     const { page } = paginate(request.query.p, undefined);
     const order = orderOf(firstValue(request.query.sort));
@@ -315,7 +316,7 @@ export async function tokensPageRoutes(
 
   const createOptions = { schema: { hide: true, body: createTokenForm }, preHandler: app.csrfProtection };
   app.post('/tokens', createOptions, async (request, reply) => {
-    const user = await requireUser(request, reply);
+    const user = await sessionOrSignIn(request, reply);
     if (!user) return reply;
     const form = request.body ?? {};
     const description = form.description?.trim() ?? '';
@@ -390,7 +391,7 @@ export async function tokensPageRoutes(
   });
 
   app.get('/tokens/:id/revoke', { schema: { hide: true, params: tokenIdParams } }, async (request, reply) => {
-    const user = await requireUser(request, reply);
+    const user = await sessionOrSignIn(request, reply);
     if (!user) return reply;
     const now = clock();
     const token = await ownToken(user, request.params.id, now);
@@ -412,7 +413,7 @@ export async function tokensPageRoutes(
     '/tokens/:id/revoke',
     { schema: { hide: true, params: tokenIdParams }, preHandler: app.csrfProtection },
     async (request, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const id = parseTokenId(request.params.id);
       const deleted = id !== undefined && (await deletePublicTokenOfUser(store.db, user.userId, id));
@@ -451,7 +452,7 @@ export async function tokensPageRoutes(
     '/tokens/:id/regenerate',
     { schema: { hide: true, params: tokenIdParams } },
     async (request, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const token = await ownToken(user, request.params.id, clock());
       if (!token) return noSuchToken(reply);
@@ -463,7 +464,7 @@ export async function tokensPageRoutes(
     '/tokens/:id/regenerate',
     { schema: { hide: true, params: tokenIdParams, body: sudoForm }, preHandler: app.csrfProtection },
     async (request, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const old = await ownToken(user, request.params.id, clock());
       if (!old) return noSuchToken(reply);
@@ -536,7 +537,7 @@ export async function tokensPageRoutes(
     '/tokens/applications/:client/revoke',
     { schema: { hide: true, params: clientParams } },
     async (request, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const application = await connectedApplication(user, request.params.client);
       if (!application) return noSuchApplication(reply);
@@ -553,7 +554,7 @@ export async function tokensPageRoutes(
     '/tokens/applications/:client/revoke',
     { schema: { hide: true, params: clientParams }, preHandler: app.csrfProtection },
     async (request, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const revoked = await grants.revoke(store.db, user.userId, request.params.client);
       if (!revoked) return noSuchApplication(reply);
@@ -562,7 +563,7 @@ export async function tokensPageRoutes(
   );
 
   app.get('/tokens/sign-out-everywhere', HIDDEN, async (request, reply) => {
-    const user = await requireUser(request, reply);
+    const user = await sessionOrSignIn(request, reply);
     if (!user) return reply;
     return sendTokensPage(
       reply,
@@ -579,7 +580,7 @@ export async function tokensPageRoutes(
     '/tokens/sign-out-everywhere',
     { schema: { hide: true, body: signOutEverywhereForm }, preHandler: app.csrfProtection },
     async (request, reply) => {
-      const user = await requireUser(request, reply);
+      const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const form = request.body ?? {};
       if (form.confirm !== 'yes')

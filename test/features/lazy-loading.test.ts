@@ -32,21 +32,13 @@ registerHooks({
 
 /**
  * Loaded only when needed: by a login attempt, REDIS_URL, another backend, a password to hash, the API
- * reference. (Ajv is not among them: the first answer with a response schema loads it, through
- * fast-json-stringify.)
+ * reference's page (Swagger UI's files). (Ajv is not among them: the first answer with a response schema
+ * loads it, through fast-json-stringify.)
  */
-const LATER = [
-  'rate-limiter-flexible',
-  'ioredis',
-  'pg',
-  'mysql2',
-  '@node-rs/bcrypt',
-  '@fastify/swagger',
-  '@fastify/swagger-ui',
-];
+const LATER = ['rate-limiter-flexible', 'ioredis', 'pg', 'mysql2', '@node-rs/bcrypt', '@fastify/swagger-ui'];
 
 describe('tokend serve loads packages when they are needed', () => {
-  it('a plain read loads none of them; a login attempt loads the limiter', async (t) => {
+  it('a plain read loads none of them; a login attempt loads the limiter; the API reference never loads @fastify/swagger', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'tokend-lazy-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const recorder = join(dir, 'recorder.mjs');
@@ -81,5 +73,15 @@ describe('tokend serve loads packages when they are needed', () => {
     });
     assert.equal(login.status, 403, JSON.stringify(login));
     assert.ok(loaded().has('rate-limiter-flexible'), 'loaded by the first login attempt');
+
+    // The API reference is a committed document and Swagger UI's files: @fastify/swagger, which makes the
+    // document, is a development dependency that a server never loads.
+    const reference = await request(`${server.baseUrl}/openapi.json`);
+    assert.equal(reference.status, 200);
+    const page = await fetch(`${server.baseUrl.replace(/\/v1$/, '')}/docs/static/swagger-ui-bundle.js`);
+    assert.equal(page.status, 200);
+    await page.arrayBuffer();
+    assert.ok(loaded().has('@fastify/swagger-ui'), "Swagger UI's files are found in their package");
+    assert.equal(loaded().has('@fastify/swagger'), false, '@fastify/swagger loaded by a server');
   });
 });

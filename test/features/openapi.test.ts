@@ -1,9 +1,11 @@
 // The API reference: a structurally valid OpenAPI 3.1 document that lists every route the app registers.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { RouteOptions } from 'fastify';
 import { build } from '../helpers/app.ts';
-import { withoutEmptyTags } from '../../src/docs/plugin.ts';
+import { openApiText, withoutEmptyTags } from '../../bin/openapi.ts';
+import { DOCUMENT_FILE, forDeployment } from '../../src/docs/plugin.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -162,6 +164,35 @@ describe('OpenAPI document', () => {
     for (const tag of declared) assert.ok(used.has(tag), `section ${tag} is empty`);
     assert.deepEqual(used.get('web pages')?.sort(), ['GET /login', 'POST /login', 'POST /logout']);
     for (const tag of doc.tags) assert.notEqual(tag.description, '', tag.name);
+  });
+
+  it('is committed as the routes declare it now (npm run openapi writes it)', async () => {
+    assert.equal(
+      readFileSync(DOCUMENT_FILE, 'utf8'),
+      await openApiText(),
+      'src/docs/openapi.json is stale: run npm run openapi and commit it',
+    );
+  });
+
+  it("moves the API's paths and the introduction to a deployment's base path, and nothing else", () => {
+    const committed = {
+      openapi: '3.1.0',
+      info: { title: 'tokend', description: 'API tokens under `/api/v1`' },
+      paths: { '/api/v1/tokens': { get: {} }, '/login': { get: {} }, '/api/v1': {}, '/apis/v1/x': {} },
+    };
+    for (const basePath of ['/api', '/x/y', '']) {
+      const deployed = forDeployment(committed, basePath);
+      assert.deepEqual(Object.keys(deployed.paths), [
+        `${basePath}/v1/tokens`,
+        '/login',
+        '/api/v1',
+        '/apis/v1/x',
+      ]);
+      assert.deepEqual(deployed.paths[`${basePath}/v1/tokens`], { get: {} });
+      assert.match(String(deployed.info.description), new RegExp(`API tokens under \`${basePath}/v1\``));
+      assert.equal(deployed.info.title, 'tokend');
+      assert.equal(deployed.openapi, '3.1.0');
+    }
   });
 
   it('leaves out a declared section that no route is in', () => {

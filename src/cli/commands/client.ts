@@ -17,7 +17,7 @@ import { nowSeconds } from '../../auth/clock.ts';
 import type { Store } from '../../store/database.ts';
 import { CliError, type GroupCommand, type LeafCommand } from '../command.ts';
 import { table } from '../format.ts';
-import { requireUser } from '../lookup.ts';
+import { findUserOrFail } from '../lookup.ts';
 
 const describeClient = (c: OAuthClient) => ({
   id: c.id,
@@ -31,7 +31,7 @@ const describeClient = (c: OAuthClient) => ({
 
 /** The owner named by --owner, or else the user with the lowest id (the operator's first account). */
 async function resolveOwner(store: Store, ref: string | undefined) {
-  if (ref !== undefined) return requireUser(store, ref);
+  if (ref !== undefined) return findUserOrFail(store, ref);
   const first = await store.db
     .selectFrom('users')
     .select(['id', 'username'])
@@ -176,7 +176,7 @@ const token: LeafCommand = {
     const clientId = args.string('client');
     const client = await findClient(store.db, clientId);
     if (!client) throw new CliError(`no client with id ${JSON.stringify(clientId)}`);
-    const user = await requireUser(store, args.string('user'));
+    const user = await findUserOrFail(store, args.string('user'));
     // A minted token is its own grant: revoking it touches nothing else.
     const family = sha256Hex(newOAuthSecret());
     const issued = await issueAccessToken(

@@ -8,7 +8,7 @@ import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts
 import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import { table } from '../format.ts';
-import { requireUser } from '../lookup.ts';
+import { findUserOrFail } from '../lookup.ts';
 import { parseTokenPrivileges } from '../privilege-option.ts';
 
 const userOption: OptionSpec = {
@@ -58,7 +58,7 @@ const create: LeafCommand = {
       throw new CliError(`--description: the description ${descriptionRefused}`, args.command);
     const isPrivate = args.flag('private');
     const store = await ctx.store();
-    const owner = await requireUser(store, args.string('user'));
+    const owner = await findUserOrFail(store, args.string('user'));
     const cap = args.flag('force') ? 'none' : (await ctx.config()).tokensPerUserMax;
     let token: MintedToken;
     try {
@@ -117,7 +117,7 @@ const list: LeafCommand = {
   options: { user: userOption },
   async run(args, ctx) {
     const store = await ctx.store();
-    const owner = await requireUser(store, args.string('user'));
+    const owner = await findUserOrFail(store, args.string('user'));
     const tokens = (await listAllTokensOfUser(store.db, owner.id)).map((t) => ({
       id: t.id,
       privileges: t.privileges,

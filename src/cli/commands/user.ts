@@ -18,7 +18,7 @@ import { endGrantsOfUser } from '../../oauth/applications.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import type { Style } from '../format.ts';
 import { table } from '../format.ts';
-import { PASSWORD_OPTIONS, readPassword, requireUser } from '../lookup.ts';
+import { PASSWORD_OPTIONS, readPassword, findUserOrFail } from '../lookup.ts';
 import { parseUserPrivileges } from '../privilege-option.ts';
 import { decimalInteger } from '../../decimal-integer.ts';
 
@@ -169,7 +169,7 @@ const setPrivileges: LeafCommand = {
   async run(args, ctx) {
     const privileges = parseUserPrivileges(args.string('privileges'), args.command);
     const store = await ctx.store();
-    const user = await requireUser(store, args.string('user'));
+    const user = await findUserOrFail(store, args.string('user'));
     await setUserPrivileges(store.db, user.id, privileges);
     const warned = warnIfBanned(ctx.style, privileges);
     return {
@@ -195,7 +195,7 @@ function banCommand(ban: boolean): LeafCommand {
     options: { user: userOption },
     async run(args, ctx) {
       const store = await ctx.store();
-      const user = await requireUser(store, args.string('user'));
+      const user = await findUserOrFail(store, args.string('user'));
       const privileges = withActiveBits(user.privileges, !ban);
       if (privileges !== user.privileges) await setUserPrivileges(store.db, user.id, privileges);
       const state = ban ? ctx.style.red('banned') : ctx.style.green('active');
@@ -217,7 +217,7 @@ const passwd: LeafCommand = {
   async run(args, ctx) {
     const password = await readPassword(args, ctx);
     const store = await ctx.store();
-    const user = await requireUser(store, args.string('user'));
+    const user = await findUserOrFail(store, args.string('user'));
     const hash = await (await ctx.passwords()).hash(password);
     const { sessionsEnded } = await changePassword(store.db, user.id, hash, CURRENT_PASSWORD_VERSION);
     return {
@@ -245,7 +245,7 @@ const signOutEverywhereCommand: LeafCommand = {
   options: { user: userOption },
   async run(args, ctx) {
     const store = await ctx.store();
-    const user = await requireUser(store, args.string('user'));
+    const user = await findUserOrFail(store, args.string('user'));
     const ended = await signOutEverywhere(store.db, user.id, endGrantsOfUser);
     return {
       json: {

@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
-import { consentPage, sendPage } from '../../web/pages.ts';
+import { consentPage, sendConsentPage } from './consent-page.ts';
 import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, type Session } from '../../web/session.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { findClient, type OAuthClient } from '../clients.ts';
@@ -169,7 +169,7 @@ async function showConsent(
 ) {
   const owner = await findUserById(deps.db, authz.client.ownerId);
   const carried = Object.fromEntries(REQUEST_FIELDS.map((name) => [name, params[name]]));
-  return sendPage(
+  return sendConsentPage(
     reply,
     status,
     `Authorize ${authz.client.name}`,

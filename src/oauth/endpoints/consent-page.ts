@@ -1,0 +1,71 @@
+// The consent page of the authorization endpoint (authorize.ts): which application asks, for whom, what it
+// will be able to do, and the Allow/Deny form. It is one of the web's small pages, with its own rules.
+import { html } from '../../web/html.ts';
+import { pageSender } from '../../web/layout.ts';
+import { SMALL_PAGE_CSS, SMALL_PAGE_POLICY, hiddenFields, logoutForm } from '../../web/pages.ts';
+import { confirmPasswordField } from '../../web/session.ts';
+import { AVATAR_CSS, avatar } from '../../web/avatar.ts';
+
+/** The consent page's rules, after the small pages' own. */
+const CONSENT_CSS = `
+.client{display:flex;gap:1rem;align-items:center;margin-bottom:1rem}
+.client .avatar{width:64px;height:64px;border-radius:12px;font-size:2rem}
+.scopes li{margin:.35rem 0}
+.signout{margin-top:1.25rem}
+${AVATAR_CSS}`;
+
+/** Sends the consent page: its stylesheet, the icon and the client's avatar (from anywhere) may load, nothing may run. */
+export const sendConsentPage = pageSender({
+  css: SMALL_PAGE_CSS + CONSENT_CSS,
+  imageSources: ['https:', 'http:'],
+  policy: SMALL_PAGE_POLICY,
+});
+
+interface ConsentView {
+  csrf: string;
+  username: string;
+  client: { name: string; avatar: string; ownerName: string };
+  scopes: ReadonlyArray<{ name: string; description: string }>;
+  /** the authorization request, carried to the POST */
+  request: Readonly<Record<string, string | undefined>>;
+  /** sudo mode has lapsed: the form asks for the password again */
+  needsPassword: boolean;
+  error?: string;
+}
+
+export function consentPage(view: ConsentView) {
+  const { client } = view;
+  const picture = avatar(client.name, client.avatar, 64);
+  const abilities = [
+    html`<li>Know who you are: your user id and username.</li>`,
+    ...view.scopes.map((s) => html`<li>${s.description} <span class="muted">(${s.name})</span></li>`),
+  ];
+  return html`<div class="client">
+      ${picture}
+      <div>
+        <h1>Authorize ${client.name}?</h1>
+        <p class="muted">An app by <strong>${client.ownerName}</strong></p>
+      </div>
+    </div>
+    <p>
+      <strong>${client.name}</strong> wants to act for your account <strong>${view.username}</strong>. It will
+      be able to:
+    </p>
+    <ul class="scopes">
+      ${abilities}
+    </ul>
+    <p class="muted">
+      It will not be able to create API tokens, revoke your other tokens or change your password. You can
+      withdraw its access at any time under “Connected applications” on your <a href="/tokens">token page</a>.
+    </p>
+    ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
+    <form method="post" action="/oauth/authorize">
+      ${hiddenFields({ _csrf: view.csrf, ...view.request })}
+      ${view.needsPassword ? confirmPasswordField() : ''}
+      <div class="actions">
+        <button type="submit" name="decision" value="allow" class="primary">Allow</button>
+        <button type="submit" name="decision" value="deny">Deny</button>
+      </div>
+    </form>
+    <div class="muted signout">Not ${view.username}? ${logoutForm(view.csrf, 'Sign out', 'link')}</div>`;
+}
