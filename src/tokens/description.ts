@@ -1,6 +1,7 @@
 // What a token's description may be: one rule for every way a token is made with one (POST /v1/tokens,
 // the token page, `tokend token create`), each answering in its own error shape. `tokend import-ripple`
 // copies existing tokens, and refuses only what cannot be stored (`unstorableDescription`).
+import { storableText } from '../store/text.ts';
 
 /** Longest token description, in UTF-16 code units (JavaScript string length). */
 export const MAX_DESCRIPTION_LENGTH = 1024;
@@ -13,7 +14,7 @@ const TOO_LONG = `is too long (longer than ${MAX_DESCRIPTION_LENGTH} characters)
  */
 export function unstorableDescription(text: string): string | undefined {
   if (text.length > MAX_DESCRIPTION_LENGTH) return TOO_LONG;
-  if (text.includes('\0')) return 'contains a NUL character';
+  if (!storableText(text)) return 'contains a NUL character';
   return undefined;
 }
 

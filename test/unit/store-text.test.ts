@@ -1,7 +1,7 @@
 // src/store/text.ts: which strings can match a text column, so that the others are never sent to SQL.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { canMatchText } from '../../src/store/text.ts';
+import { canMatchText, storableText } from '../../src/store/text.ts';
 
 describe('canMatchText', () => {
   it('refuses a NUL character anywhere', () => {
@@ -13,5 +13,14 @@ describe('canMatchText', () => {
     assert.equal(canMatchText('x'.repeat(64), 64), true);
     assert.equal(canMatchText('x'.repeat(65), 64), false);
     assert.equal(canMatchText('x'.repeat(10_000)), true);
+  });
+});
+
+describe('storableText', () => {
+  it('is false only for text holding NUL, whatever its length', () => {
+    assert.equal(storableText(''), true);
+    assert.equal(storableText('tab\there'), true);
+    assert.equal(storableText('a\0'), false);
+    assert.equal(storableText('x'.repeat(10_000)), true);
   });
 });
