@@ -2,9 +2,8 @@
 // (mysql2), each opened by its module in drivers/. Server databases get a bounded pool and bounded waits,
 // so a dead or hung server fails a request in about `timeoutMs` (a 500 envelope) instead of holding it
 // open. The SQL that differs between the dialects is written in sql-dialect.ts, and nowhere else.
-import type { Kysely } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
-import type { Database } from './schema.ts';
+import type { Db, PoolName, PoolStats } from './types.ts';
 import { migrateToLatest } from './migrations.ts';
 import { asOpenError } from './open-errors.ts';
 import type { OpenedDatabase, PoolLimits } from './drivers/driver.ts';
@@ -12,8 +11,7 @@ import { openSqlite, sqliteKysely } from './drivers/sqlite.ts';
 import { openPostgres, postgresKysely } from './drivers/postgres.ts';
 import { mysqlKysely, openMysql } from './drivers/mysql.ts';
 
-export type Dialect = DatabaseConfig['kind'];
-export type Db = Kysely<Database>;
+export type { Db, Dialect, PoolName, PoolStats } from './types.ts';
 
 export interface Store {
   readonly db: Db;
@@ -29,19 +27,6 @@ export interface Store {
    * still open on the main connection.
    */
   hotQuery<Row>(sqlText: string): (parameters: readonly unknown[]) => Promise<Row[]>;
-}
-
-/** main: every query but the credential lookup; lookup: the credential lookup (PostgreSQL, see openPostgres). */
-export type PoolName = 'main' | 'lookup';
-
-export interface PoolStats {
-  /** Connections open (busy and idle). */
-  total: number;
-  idle: number;
-  /** Queries waiting for a connection. */
-  waiting: number;
-  /** Largest number of connections the pool may open. */
-  max: number;
 }
 
 export interface OpenOptions {

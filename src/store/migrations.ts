@@ -3,7 +3,7 @@
 // so several instances starting at once against one empty database apply each migration once.
 import { sql, type Kysely, type ColumnDefinitionBuilder } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
-import type { Dialect } from './database.ts';
+import type { Dialect } from './types.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on today's schema type
 type AnyDb = Kysely<any>;

@@ -1,7 +1,7 @@
 // What each dialect's driver module (sqlite.ts, postgres.ts, mysql.ts) hands to openStore and
 // migrateDatabase, and the parts they share.
 import { CompiledQuery } from 'kysely';
-import type { Db, PoolName, PoolStats } from '../database.ts';
+import type { Db, PoolName, PoolStats } from '../types.ts';
 
 export interface PoolLimits {
   poolSize: number;

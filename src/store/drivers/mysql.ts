@@ -10,7 +10,7 @@ import {
 } from 'kysely';
 // Loaded when a MySQL database is opened, never otherwise (mysql2 costs MBs of idle memory).
 import type { ExecuteValues, Pool as RawMysqlPool, PoolConnection } from 'mysql2';
-import type { Db } from '../database.ts';
+import type { Db } from '../types.ts';
 import type { Database } from '../schema.ts';
 import { DatabaseTimeoutError } from '../errors.ts';
 import {

@@ -10,7 +10,7 @@ import {
 } from 'kysely';
 // Loaded when a PostgreSQL database is opened, never otherwise (pg costs MBs of idle memory).
 import type pg from 'pg';
-import type { Db, PoolStats } from '../database.ts';
+import type { Db, PoolStats } from '../types.ts';
 import type { Database } from '../schema.ts';
 import { DatabaseTimeoutError } from '../errors.ts';
 import { PreparedStatements, type HotQuery, type OpenedDatabase, type PoolLimits } from './driver.ts';

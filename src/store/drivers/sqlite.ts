@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { DatabaseConfig } from '../../config.ts';
-import type { Db } from '../database.ts';
+import type { Db } from '../types.ts';
 import type { Database } from '../schema.ts';
 import { sqliteOpenError } from '../open-errors.ts';
 import { hotQueryThrough, type HotQuery, type OpenedDatabase } from './driver.ts';
