@@ -47,6 +47,34 @@ for (const dialect of DIALECTS) {
       assert.equal(refreshed.statusCode, 200, refreshed.body);
     });
 
+    it('an expired access token not yet swept is no token: 200 to its client and to another, and it never acts again', async (t) => {
+      const { h, client, other, issue, self } = await setup(t, dialect);
+      const tokens = await issue();
+      await h.store.db
+        .updateTable('oauth_access_tokens')
+        .set({ expires_at: Math.floor(Date.now() / 1000) - 1 })
+        .execute();
+      // Another client learns nothing of it: the same answer as for a string that was never a token.
+      for (const who of [other, client])
+        for (const hint of [undefined, 'access_token']) {
+          const r = await backChannel(h, '/oauth/revoke', who, {
+            token: tokens.access_token,
+            token_type_hint: hint,
+          });
+          assert.equal(r.statusCode, 200, r.body);
+          assert.equal(r.body, '');
+        }
+      assert.equal((await self(tokens.access_token)).statusCode, 404);
+      const info = await backChannel(h, '/oauth/introspect', client, { token: tokens.access_token });
+      assert.deepEqual(body(info), { active: false });
+      // Its refresh token is a live credential of its own, and still refreshes.
+      const refreshed = await backChannel(h, '/oauth/token', client, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+      });
+      assert.equal(refreshed.statusCode, 200, refreshed.body);
+    });
+
     it('revoking a refresh token also revokes the access tokens of its grant (with or without a hint)', async (t) => {
       const { h, client, issue, self } = await setup(t, dialect);
       for (const hint of [undefined, 'refresh_token', 'access_token']) {
