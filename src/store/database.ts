@@ -12,7 +12,9 @@ import {
   inPlaceMigrationTables,
   inPlaceMigrations,
   inPlaceTables,
+  numericUserIds,
 } from './ripple.ts';
+import type { UnknownRow } from 'kysely';
 import { migrationStatements } from './dry-run.ts';
 import { asOpenError } from './open-errors.ts';
 import type { OpenedDatabase, PoolLimits } from './drivers/driver.ts';
@@ -191,7 +193,14 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     close: () => opened.close(),
     poolStats: opened.poolStats,
     hotQuery<Row>(sqlText: string) {
-      return opened.hotQuery<Row>(sqlText);
+      const read = opened.hotQuery<Row>(sqlText);
+      if (schema === 'tokend') return read;
+      // run as compiled, past the plugin: its rows get the plugin's numeric user ids here
+      return async (parameters) => {
+        const rows = await read(parameters);
+        numericUserIds(rows as UnknownRow[]);
+        return rows;
+      };
     },
   };
 }

@@ -196,6 +196,14 @@ class InPlaceMigrationTransformer extends InPlaceTransformer {
   }
 }
 
+/**
+ * The family's `user` is text, so a row read through tokend_tokens has its `user_id` as a string: it is
+ * given back as the number it is everywhere else (the view shows only ids written plainly).
+ */
+export function numericUserIds(rows: UnknownRow[]): void {
+  for (const row of rows) if (typeof row.user_id === 'string') row.user_id = Number(row.user_id);
+}
+
 class InPlacePlugin implements KyselyPlugin {
   private readonly transformer: OperationNodeTransformer;
   constructor(transformer: OperationNodeTransformer) {
@@ -205,6 +213,7 @@ class InPlacePlugin implements KyselyPlugin {
     return this.transformer.transformNode(args.node);
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    numericUserIds(args.result.rows);
     return args.result;
   }
 }
