@@ -17,6 +17,7 @@ import { FAMILY_CHANGES } from '../../src/store/ripple.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
+import { obtainTokens, registerClient } from '../helpers/oauth.ts';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -331,6 +332,43 @@ describe(
       assert.deepEqual(
         rows.map((r) => [r.user, r.private]),
         [[String(user.id), 0]],
+      );
+    });
+
+    it("runs OAuth on tables of its own beside the family's, for the family's users as they are now", async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const owner = await signUp(db);
+      const user = await signUp(db);
+      const client = await registerClient(app, { ownerId: owner.id });
+      const browser = new InjectBrowser(app.app);
+      await browser.signIn(user);
+      const tokens = await obtainTokens(app, browser, client);
+      const bearer = (token: string) =>
+        app.api({ method: 'GET', path: '/ping', headers: { authorization: `Bearer ${token}` } });
+      const before = (await bearer(tokens.access_token)).json() as { user_id: number; privileges: number };
+      assert.deepEqual([before.user_id, before.privileges], [user.id, T.ReadConfidential]);
+      // banned by the admin panel: the bearer token carries nothing on the next request
+      await db.family.query('UPDATE users SET privileges = 0 WHERE id = ?', [user.id]);
+      assert.equal(((await bearer(tokens.access_token)).json() as { privileges: number }).privileges, 0);
+      // tokend's OAuth rows are in its own tables; the family's tables hold none of them
+      const [tables] = await db.family.query<RowDataPacket[]>(
+        "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+      );
+      assert.deepEqual(
+        tables.map((r) => r.name),
+        [
+          'tokend_migration',
+          'tokend_migration_lock',
+          'tokend_oauth_access_tokens',
+          'tokend_oauth_clients',
+          'tokend_oauth_codes',
+          'tokend_oauth_consents',
+          'tokend_oauth_refresh_tokens',
+          'tokend_token_reveals',
+          'tokens',
+          'users',
+        ],
       );
     });
 
