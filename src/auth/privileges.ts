@@ -142,7 +142,10 @@ export const ALL_TOKEN_PRIVILEGES = TOKEN_BITS.reduce((all, { bit }) => all | bi
  * family, for every privilege its owner may hold, whatever its row stores (hanayo stores 0); then limit()
  * applies as to any token. Every other row asks for what it stores.
  */
-export function requestedPrivileges(row: { privileges: number; private: number }, familyToken: boolean): number {
+export function requestedPrivileges(
+  row: { privileges: number; private: number },
+  familyToken: boolean,
+): number {
   return familyToken && Number(row.private) === 1 ? ALL_TOKEN_PRIVILEGES : Number(row.privileges);
 }
 

@@ -600,7 +600,11 @@ function migratorFor(db: AnyDb, dialect: Dialect, chain?: MigrationChain): Migra
 }
 
 /** Applies every pending migration; returns the names applied. Throws on the first failure. */
-export async function migrateToLatest(db: AnyDb, dialect: Dialect, chain?: MigrationChain): Promise<string[]> {
+export async function migrateToLatest(
+  db: AnyDb,
+  dialect: Dialect,
+  chain?: MigrationChain,
+): Promise<string[]> {
   const { error, results } = await migratorFor(db, dialect, chain).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -6,7 +6,10 @@ export const migrateCommand: LeafCommand = {
   summary:
     'Apply pending schema migrations to DATABASE_URL (serve also does this at start-up, except on a Ripple-family database)',
   options: {
-    'dry-run': { type: 'boolean', description: 'show the pending migrations and the SQL each would run; apply none' },
+    'dry-run': {
+      type: 'boolean',
+      description: 'show the pending migrations and the SQL each would run; apply none',
+    },
   },
   async run(args, ctx) {
     const { database, dbTimeoutMs } = await ctx.config();
