@@ -28,16 +28,18 @@ const PARTS = {
 const shown = (text: string, parameters: readonly unknown[]): string =>
   parameters.length === 0 ? text : `${text} -- parameters: ${JSON.stringify(parameters)}`;
 
-/** The statements `migration.up` sends on `dialect`, in order. Reads in it see no rows. */
-export async function migrationStatements(
+/**
+ * A Kysely handle on `dialect` that sends nothing anywhere: every query answers no rows, and `onQuery`
+ * sees each one's SQL and parameters, as the plugins left them.
+ */
+export function recordingKysely(
   dialect: Dialect,
-  migration: Migration,
   plugins: readonly KyselyPlugin[],
-): Promise<string[]> {
-  const [Adapter, Introspector, Compiler] = PARTS[dialect];
-  const statements: string[] = [];
+  onQuery: (sql: string, parameters: readonly unknown[]) => void = () => {},
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations take any schema
-  const db = new Kysely<any>({
+): Kysely<any> {
+  const [Adapter, Introspector, Compiler] = PARTS[dialect];
+  return new Kysely({
     dialect: {
       createAdapter: () => new Adapter(),
       createDriver: () => new DummyDriver(),
@@ -46,9 +48,21 @@ export async function migrationStatements(
     },
     plugins: [...plugins],
     log: (event) => {
-      if (event.level === 'query') statements.push(shown(event.query.sql, event.query.parameters));
+      if (event.level === 'query') onQuery(event.query.sql, event.query.parameters);
     },
   });
+}
+
+/** The statements `migration.up` sends on `dialect`, in order. Reads in it see no rows. */
+export async function migrationStatements(
+  dialect: Dialect,
+  migration: Migration,
+  plugins: readonly KyselyPlugin[],
+): Promise<string[]> {
+  const statements: string[] = [];
+  const db = recordingKysely(dialect, plugins, (text, parameters) =>
+    statements.push(shown(text, parameters)),
+  );
   try {
     await migration.up(db);
   } finally {

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { DummyDriver, Kysely, MysqlAdapter, MysqlIntrospector, MysqlQueryCompiler, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.ts';
 import {
   FAMILY_CHANGES,
@@ -13,17 +13,9 @@ import {
   inPlaceMigrationTables,
   inPlaceTables,
 } from '../../src/store/ripple.ts';
-import { migrationStatements } from '../../src/store/dry-run.ts';
+import { migrationStatements, recordingKysely } from '../../src/store/dry-run.ts';
 
-const db = new Kysely<Database>({
-  dialect: {
-    createAdapter: () => new MysqlAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (k) => new MysqlIntrospector(k),
-    createQueryCompiler: () => new MysqlQueryCompiler(),
-  },
-  plugins: [inPlaceTables()],
-});
+const db: Kysely<Database> = recordingKysely('mysql', [inPlaceTables()]);
 
 describe('the in-place tables', () => {
   it("names tokend's tables with the prefix, qualified references and raw table references too", () => {
