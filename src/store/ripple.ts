@@ -108,11 +108,32 @@ const familyChanges: MigrationFactory = () => ({
  * are, through inPlaceTables, so their tables get the prefix. Those that change `users` or `tokens` never
  * run in place: what the family's tables need of them is FAMILY_CHANGES.
  */
-const OWN_TABLE_MIGRATIONS = new Set([
+export const OWN_TABLE_MIGRATIONS = new Set([
   '0002_oauth',
   '0012_oauth_bounds',
   '0014_token_reveals',
   '0015_oauth_code_attempts',
+]);
+
+/**
+ * tokend's migrations that never run in place, each because FAMILY_CHANGES (or the family's own schema)
+ * already gives the family's tables what it would: the users and tokens tables themselves, expiry, the
+ * listing index, sessions, creation times; the tokens_version triggers (dropped again by 0010), the
+ * username collation and fold (the family's username_safe is its own), the import's record. A new
+ * migration must be put in this set or in OWN_TABLE_MIGRATIONS (test/unit/in-place-tables.test.ts).
+ */
+export const COVERED_BY_FAMILY_CHANGES = new Set([
+  '0001_users_tokens',
+  '0003_token_expiry',
+  '0004_exact_usernames',
+  '0005_listing_index',
+  '0006_tokens_version',
+  '0007_tokens_version_lock_order',
+  '0008_web_sessions',
+  '0009_folded_usernames',
+  '0010_drop_tokens_version',
+  '0011_ripple_imported_tokens',
+  '0013_token_created_at',
 ]);
 
 /** The in-place mode's migrations, in order: the family's additions first, then tokend's own tables. */

@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.ts';
+import { MIGRATIONS } from '../../src/store/migrations.ts';
 import {
+  COVERED_BY_FAMILY_CHANGES,
+  OWN_TABLE_MIGRATIONS,
   FAMILY_CHANGES,
   FAMILY_CHANGES_UNDONE,
   IN_PLACE_MIGRATIONS,
@@ -66,6 +69,21 @@ describe('the in-place tables', () => {
       /`client_id` varchar\(64\) not null references `tokend_oauth_clients` \(`id`\) on delete cascade/,
     );
     assert.doesNotMatch(codes, /references `(users|tokens|tokend_users|tokend_tokens)`/);
+  });
+
+  it("decides for every one of tokend's migrations whether it runs in place or FAMILY_CHANGES covers it", () => {
+    for (const [name] of MIGRATIONS)
+      assert.ok(
+        OWN_TABLE_MIGRATIONS.has(name) !== COVERED_BY_FAMILY_CHANGES.has(name),
+        `${name}: put it in OWN_TABLE_MIGRATIONS (it makes or changes tables of tokend's own only) or, with the change it needs on the family's tables, in COVERED_BY_FAMILY_CHANGES (src/store/ripple.ts)`,
+      );
+    assert.deepEqual(
+      IN_PLACE_MIGRATIONS.map(([name]) => name),
+      [
+        '0000_ripple_in_place',
+        ...MIGRATIONS.map(([name]) => name).filter((n) => OWN_TABLE_MIGRATIONS.has(n)),
+      ],
+    );
   });
 
   it('shows in docs/compatibility.md exactly the SQL that tokend migrate runs and that undoes it', () => {
