@@ -80,6 +80,8 @@ export interface TokenWithOwner {
    * database, or one of that database's own in place (DATABASE_SCHEMA=ripple). Never a web session.
    */
   md5Form: boolean;
+  /** One of the family's own tokens, in place on its database (md5Form there): its rules apply (privileges.ts). */
+  familyToken: boolean;
   /** the clock's time when it was read: the time the expiry rule was applied, and the time of this use */
   at: number;
   username: string;
@@ -205,6 +207,7 @@ export function credentialLookup(
     for (const row of rows) {
       row.at = at;
       row.md5Form = row.token_hash.length !== hashes[0]!.length;
+      row.familyToken = inPlace && row.md5Form;
     }
     const byHash = new Map(rows.map((row) => [row.token_hash, row]));
     const upgrading: Array<Promise<unknown>> = [];
@@ -275,7 +278,7 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       tokenId: row.id,
       userId: row.user_id,
       userPrivileges: row.user_privileges,
-      privileges: effectivePrivileges(requestedPrivileges(row, row.md5Form), row.user_privileges),
+      privileges: effectivePrivileges(requestedPrivileges(row, row.familyToken), row.user_privileges),
       description: row.description,
       lastUpdated: row.at,
     };
