@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { createConnection } from 'mysql2/promise';
 import { migrateDatabase, openStore } from '../src/store/database.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/databases.ts';
-import { FAMILY_DDL } from '../test/helpers/in-place.ts';
+import { createRippleTables } from '../test/helpers/ripple-schema.ts';
 import { DIALECTS } from '../test/helpers/dialects.ts';
 import { ROOT } from './processes.ts';
 import { DEFAULT_SPEC, seed } from './seed.ts';
@@ -158,7 +158,7 @@ async function backendDatabase(backend: Backend): Promise<TestDatabase> {
   if (database.config.kind !== 'mysql') throw new Error('a family database is MySQL or MariaDB');
   const family = await createConnection({ uri: database.url });
   try {
-    for (const ddl of FAMILY_DDL) await family.query(ddl);
+    await createRippleTables(family);
   } finally {
     await family.end();
   }

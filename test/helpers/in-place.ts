@@ -1,5 +1,5 @@
 // tokend in place on a Ripple-family database (DATABASE_SCHEMA=ripple): a fresh MariaDB/MySQL database of
-// the test's own made with the family's users and tokens tables, tokend's additions applied as
+// the test's own made with the family's users and tokens tables (docs/ripple-schema.sql), tokend's additions applied as
 // `tokend migrate` applies them, and apps on it; plus SQL run the way the family's programs run it.
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -8,39 +8,7 @@ import { loadConfig, type Config, type DatabaseConfig } from '../../src/config.t
 import { buildApp } from '../../src/app.ts';
 import { migrateDatabase, openStore, type Store } from '../../src/store/database.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
-
-/** The family's users and tokens, with the columns and types of the family's schema. */
-export const FAMILY_DDL = [
-  `CREATE TABLE users (
-     id int(11) NOT NULL AUTO_INCREMENT PRIMARY KEY,
-     username varchar(30) NOT NULL,
-     username_safe varchar(30) NOT NULL,
-     password_md5 varchar(127) NOT NULL,
-     salt varchar(32) NOT NULL DEFAULT '',
-     email varchar(254) NOT NULL,
-     register_datetime int(10) NOT NULL,
-     rank tinyint(1) NOT NULL DEFAULT 1,
-     allowed tinyint(1) NOT NULL DEFAULT 1,
-     latest_activity int(10) NOT NULL DEFAULT 0,
-     silence_end int(11) NOT NULL DEFAULT 0,
-     silence_reason varchar(127) NOT NULL DEFAULT '',
-     password_version tinyint(4) NOT NULL DEFAULT 1,
-     privileges bigint(11) NOT NULL,
-     donor_expire int(11) NOT NULL DEFAULT 0,
-     flags int(11) NOT NULL DEFAULT 0,
-     notes mediumtext,
-     UNIQUE KEY username_safe (username_safe)
-   ) CHARSET=utf8mb4`,
-  `CREATE TABLE tokens (
-     id int(11) NOT NULL AUTO_INCREMENT PRIMARY KEY,
-     user varchar(31) NOT NULL,
-     privileges int(11) NOT NULL,
-     description varchar(255) NOT NULL,
-     token varchar(127) NOT NULL,
-     private tinyint(4) NOT NULL,
-     last_updated int(11) NOT NULL DEFAULT 0
-   ) CHARSET=utf8mb4`,
-];
+import { createRippleTables } from './ripple-schema.ts';
 
 export interface FamilyDatabase {
   database: TestDatabase;
@@ -57,7 +25,7 @@ export async function familyDatabase(t: TestContext): Promise<FamilyDatabase> {
     await family.end();
     await database.drop();
   });
-  for (const ddl of FAMILY_DDL) await family.query(ddl);
+  await createRippleTables(family);
   if (database.config.kind !== 'mysql') throw new Error('a family database is MySQL or MariaDB');
   return { database, config: { ...database.config, schema: 'ripple' }, family };
 }
