@@ -16,6 +16,8 @@ import { migrateDatabase, openStore, showPendingMigrations } from '../../src/sto
 import { FAMILY_CHANGES } from '../../src/store/ripple.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { runCli } from '../helpers/cli.ts';
+import { startTokend } from '../helpers/real-server.ts';
+import { eventually } from '../helpers/waiting.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { obtainTokens, registerClient } from '../helpers/oauth.ts';
 
@@ -406,6 +408,13 @@ describe(
       // serve does not change the family's database: it says what to run
       await assert.rejects(openStore(db.config), /tokend migrate --dry-run/);
       const env = { DATABASE_URL: db.database.url, DATABASE_SCHEMA: 'ripple' };
+      const serve = await runCli(['serve'], { env: { ...env, PORT: '0' } });
+      assert.equal(serve.code, 1, serve.stdout);
+      assert.match(
+        serve.stderr,
+        /needs tokend's additions \(0000_ripple_in_place, .*`tokend migrate --dry-run`/,
+      );
+      assert.equal(await createTable(db), before, 'serve changes nothing');
       const dry = await runCli(['migrate', '--dry-run'], { env });
       assert.equal(dry.code, 0, dry.stderr);
       for (const statement of FAMILY_CHANGES) assert.ok(dry.stdout.includes(statement), statement);
@@ -422,6 +431,17 @@ describe(
       for (const line of before.split('\n').filter((l) => /^\s+(`|PRIMARY)/.test(l)))
         assert.ok(after.includes(line.replace(/,$/, '')), line);
       assert.equal((await showPendingMigrations(db.config)).length, 0);
+      // now it serves, and says on what; it does not ask for a first user (the family's are the users)
+      const server = await startTokend({ ...env, LOG_LEVEL: 'info' });
+      try {
+        assert.match(
+          server.output(),
+          /the Ripple-family database at mysql:\/\/.*, in place \(DATABASE_SCHEMA=ripple\)/,
+        );
+        assert.doesNotMatch(server.output(), /no user exists yet/);
+      } finally {
+        await server.stop();
+      }
       const again = await runCli(['migrate', '--dry-run'], { env });
       assert.match(again.stdout, /up to date/);
 
