@@ -434,6 +434,7 @@ describe(
       // now it serves, and says on what; it does not ask for a first user (the family's are the users)
       const server = await startTokend({ ...env, LOG_LEVEL: 'info' });
       try {
+        await eventually(100, 50, async () => server.output().includes('"msg":"database: '));
         assert.match(
           server.output(),
           /the Ripple-family database at mysql:\/\/.*, in place \(DATABASE_SCHEMA=ripple\)/,
