@@ -194,6 +194,33 @@ export async function liveGrantFamilies(
   return rows.map((r) => r.family);
 }
 
+/** Locks the client's row until the transaction ends, as lockUser does a user's (its own tokens' bound). */
+export async function lockClient(db: Db, clientId: string): Promise<void> {
+  await forUpdate(db, db.selectFrom('oauth_clients').select('id').where('id', '=', clientId)).execute();
+}
+
+/**
+ * The ids of an application's own access tokens (client credentials: no user), newest first, through the
+ * (user_id, client_id) index.
+ */
+export async function applicationTokenIds(
+  db: Db,
+  clientId: string,
+  offset: number,
+  limit: number,
+): Promise<number[]> {
+  const rows = await db
+    .selectFrom('oauth_access_tokens')
+    .select('id')
+    .where('user_id', 'is', null)
+    .where('client_id', '=', clientId)
+    .orderBy('id', 'desc')
+    .offset(offset)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** The ids of one grant's access tokens, newest first. */
 export async function accessTokenIdsOfFamily(
   db: Db,
