@@ -12,8 +12,7 @@ import type { OAuthGrantBounds } from '../config.ts';
 import { endOldestBeyond } from '../auth/mint.ts';
 import type { Db } from '../store/database.ts';
 import {
-  accessTokenIdsOfFamily,
-  applicationTokenIds,
+  accessTokenIdsNewestFirst,
   claimCode,
   claimRefreshToken,
   deleteAccessTokens,
@@ -164,7 +163,7 @@ export async function rotateGrant(
   const response = await issueTokenPair(db, grant, now, refreshScope);
   await endOldestBeyond(
     ACCESS_TOKENS_PER_GRANT,
-    (offset, limit) => accessTokenIdsOfFamily(db, grant.family, offset, limit),
+    (offset, limit) => accessTokenIdsNewestFirst(db, { family: grant.family }, offset, limit),
     (ids) => deleteAccessTokens(db, ids),
   );
   return response;
@@ -190,7 +189,7 @@ export async function issueApplicationToken(
   const response = await issueAccessToken(db, { clientId, userId: null, scope, family }, now);
   await endOldestBeyond(
     bounds.perClient,
-    (offset, limit) => applicationTokenIds(db, clientId, offset, limit),
+    (offset, limit) => accessTokenIdsNewestFirst(db, { applicationOwn: clientId }, offset, limit),
     (ids) => deleteAccessTokens(db, ids),
   );
   return response;

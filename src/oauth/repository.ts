@@ -200,38 +200,21 @@ export async function lockClient(db: Db, clientId: string): Promise<void> {
 }
 
 /**
- * The ids of an application's own access tokens (client credentials: no user), newest first, through the
- * (user_id, client_id) index.
+ * Access token ids, newest first: one grant's (`family`), or an application's own tokens (client
+ * credentials: no user; through the (user_id, client_id) index).
  */
-export async function applicationTokenIds(
+export async function accessTokenIdsNewestFirst(
   db: Db,
-  clientId: string,
+  of: { family: string } | { applicationOwn: string },
   offset: number,
   limit: number,
 ): Promise<number[]> {
-  const rows = await db
-    .selectFrom('oauth_access_tokens')
-    .select('id')
-    .where('user_id', 'is', null)
-    .where('client_id', '=', clientId)
-    .orderBy('id', 'desc')
-    .offset(offset)
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/** The ids of one grant's access tokens, newest first. */
-export async function accessTokenIdsOfFamily(
-  db: Db,
-  family: string,
-  offset: number,
-  limit: number,
-): Promise<number[]> {
-  const rows = await db
-    .selectFrom('oauth_access_tokens')
-    .select('id')
-    .where('family', '=', family)
+  const query = db.selectFrom('oauth_access_tokens').select('id');
+  const rows = await (
+    'family' in of
+      ? query.where('family', '=', of.family)
+      : query.where('user_id', 'is', null).where('client_id', '=', of.applicationOwn)
+  )
     .orderBy('id', 'desc')
     .offset(offset)
     .limit(limit)

@@ -14,7 +14,7 @@ import type {
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { sendEnvelope } from '../http/envelope.ts';
 import { refuseAccessToken, refuseApplicationToken } from '../http/bearer-challenge.ts';
-import { NO_IDENTITY, type Identity } from '../auth/credentials.ts';
+import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/credentials.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
@@ -74,6 +74,16 @@ export function lacksPrivileges(
     `You don't have the privileges to do this; missing: ${missing.join(', ')}.`,
   );
 }
+
+/** What /tokens/self answers of any access token: the spec's fields, then its client's id and its expiry. */
+const accessTokenFacts = (identity: AccessTokenIdentity) => ({
+  client: identity.client,
+  scope: identity.scope,
+  privileges: identity.privileges,
+  created: identity.created,
+  client_id: identity.client.id,
+  expires_at: identity.expiresAt,
+});
 
 export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<JsonSchemaToTsProvider>();
@@ -229,25 +239,13 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         });
       case 'bearer':
         return sendEnvelope(reply, 200, 'ok', {
-          client: identity.client,
-          scope: identity.scope,
-          privileges: identity.privileges,
-          created: identity.created,
-          client_id: identity.client.id,
+          ...accessTokenFacts(identity),
           user_id: identity.userId,
           username: identity.username,
-          expires_at: identity.expiresAt,
         });
       // An application's own token: no user_id or username, as it acts for no user.
       case 'client':
-        return sendEnvelope(reply, 200, 'ok', {
-          client: identity.client,
-          scope: identity.scope,
-          privileges: identity.privileges,
-          created: identity.created,
-          client_id: identity.client.id,
-          expires_at: identity.expiresAt,
-        });
+        return sendEnvelope(reply, 200, 'ok', accessTokenFacts(identity));
     }
   });
 
