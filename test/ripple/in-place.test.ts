@@ -19,7 +19,7 @@ import { runCli } from '../helpers/cli.ts';
 import { startTokend } from '../helpers/real-server.ts';
 import { eventually } from '../helpers/waiting.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { obtainTokens, registerClient } from '../helpers/oauth.ts';
+import { backChannel, obtainTokens, registerClient } from '../helpers/oauth.ts';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -353,6 +353,15 @@ describe(
       // banned by the admin panel: the bearer token carries nothing on the next request
       await db.family.query('UPDATE users SET privileges = 0 WHERE id = ?', [user.id]);
       assert.equal(((await bearer(tokens.access_token)).json() as { privileges: number }).privileges, 0);
+      // an application's own token (client credentials, no user) works in place too
+      const own = await backChannel(app, '/oauth/token', client, { grant_type: 'client_credentials' });
+      assert.equal(own.statusCode, 200, own.body);
+      const ownSelf = await app.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { authorization: `Bearer ${(own.json() as { access_token: string }).access_token}` },
+      });
+      assert.equal(ownSelf.statusCode, 200, ownSelf.body);
       // tokend's OAuth rows are in its own tables; the family's tables hold none of them
       const [tables] = await db.family.query<RowDataPacket[]>(
         "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
