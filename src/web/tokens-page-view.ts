@@ -517,6 +517,10 @@ export function tokensPage(view: TokensPageView): Html {
     ${tokenTable(view)} ${pager(view)} ${createForm(view)} ${usageSection(view.usage)}
     <h2 id="apps-title">Connected applications</h2>
     ${applicationList(view)}
+    <p class="muted">
+      Building an app that signs users in with their account?
+      <a href="/applications">Your applications</a>: register and manage your own OAuth applications.
+    </p>
     <section class="danger-zone" aria-labelledby="everywhere-title">
       <h2 id="everywhere-title">Sign out everywhere</h2>
       <p class="muted">
