@@ -8,6 +8,8 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { mintToken } from '../../src/auth/mint.ts';
 import { bearerTokens } from '../../src/oauth/bearer.ts';
+import { issueAccessToken } from '../../src/oauth/issue.ts';
+import { registerClient } from '../helpers/oauth.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
@@ -141,6 +143,44 @@ for (const dialect of DIALECTS) {
       assert.equal((await find(tokens[2]!.secret))?.description, 't2');
       assert.equal((await find(tokens[0]!.secret))?.description, 't0');
       assert.equal(queries, 2);
+    });
+
+    it("reads a bearer token's application owner in its one query: a banned owner's tokens carry nothing", async (t) => {
+      const h = await build(t, dialect);
+      const owner = await h.createUser();
+      const user = await h.createUser();
+      const client = await registerClient(h, { ownerId: owner.id });
+      const issued = await issueAccessToken(
+        h.store.db,
+        { clientId: client.id, userId: user.id, scope: 'read_confidential', family: 'f'.repeat(64) },
+        nowSeconds(),
+      );
+      let queries = 0;
+      const counting: Pick<Store, 'db' | 'hotQuery'> = {
+        db: h.store.db,
+        hotQuery<Row>(sqlText: string) {
+          const read = h.store.hotQuery<Row>(sqlText);
+          return (parameters: readonly unknown[]) => {
+            queries++;
+            return read(parameters);
+          };
+        },
+      };
+      const lookup = credentialLookup(counting, nowSeconds, bearerTokens).bearer;
+      const active = await lookup(issued.access_token);
+      assert.equal(active?.client_owner_privileges, 3);
+      assert.equal(queries, 1);
+      await h.setUserPrivileges(owner.id, 0);
+      const banned = await lookup(issued.access_token);
+      assert.equal(Number(banned?.client_owner_privileges), 0);
+      assert.equal(queries, 2);
+      const self = await h.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { authorization: `Bearer ${issued.access_token}` },
+      });
+      assert.equal(self.statusCode, 200);
+      assert.equal((self.json() as { privileges: number }).privileges, 0);
     });
 
     it('is closed with the store, and closing the store again is harmless', async (t) => {
