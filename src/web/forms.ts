@@ -46,6 +46,9 @@ export const rotateSecretForm = form({ end_tokens: text, confirm_password: text 
 /** The applications list's query: the note after a deletion. */
 export const applicationsQuery = { type: 'object', properties: { deleted: repeatableValue } } as const;
 
+/** An application's page's query: the note after its changes were saved. */
+export const applicationQuery = { type: 'object', properties: { saved: repeatableValue } } as const;
+
 /** Signing out everywhere: the confirming checkbox and, in sudo mode, the password. */
 export const signOutEverywhereForm = form({ confirm: text, confirm_password: text });
 

@@ -2,57 +2,28 @@
 // new secret shown once with its copy button, and the confirmations of a new secret and of deletion.
 // Server-rendered and complete without JavaScript; the token page's script only adds the copy button.
 import { type Html, html } from '../../web/html.ts';
-import { pageSender } from '../../web/layout.ts';
 import { hiddenFields } from '../../web/pages.ts';
 import { confirmPasswordField } from '../../web/session.ts';
-import { AVATAR_CSS, avatar } from '../../web/avatar.ts';
-import { COLOURS } from '../../web/theme.ts';
-import { SCRIPT_PATH } from '../../web/tokens-page-view.ts';
+import { avatar } from '../../web/avatar.ts';
+import { messagePage, secretField, tokenPagesSender } from '../../web/tokens-page-view.ts';
 import type { ClientField } from '../clients.ts';
 
-/** The pages' own rules, after the shared theme. Nothing is wider than a phone: long values wrap. */
+/** The pages' own rules, after the token pages' (tokens-page-view.ts): the forms' fields, the header. */
 const CSS = `
-main{max-width:48rem}
-h1{font-size:1.4rem;margin:0}
-h2{font-size:1.1rem;margin:1.75rem 0 .5rem}
-header{display:flex;justify-content:space-between;align-items:center;gap:.5rem 1rem;flex-wrap:wrap;margin-bottom:.5rem}
 label{display:block;margin-top:.9rem}
 textarea,input[type=url]{font:inherit;width:100%;margin-top:.25rem;padding:.5rem;border:1px solid #888;border-radius:6px;background:var(--card);color:var(--text)}
 textarea{min-height:5.5rem;resize:vertical;font-family:ui-monospace,monospace;font-size:.92rem}
-fieldset{border:1px solid #bbb;border-radius:8px;margin:1rem 0 0;padding:.5rem 1rem;min-width:0}
-legend{font-weight:600;padding:0 .3rem}
 fieldset label{display:flex;gap:.4rem;align-items:baseline;font-weight:400;margin:.35rem 0}
 .hint{display:block;font-weight:400}
-code,.secret{font-family:ui-monospace,monospace;overflow-wrap:anywhere}
-.apps{list-style:none;padding:0;margin:.5rem 0}
-.apps li{display:flex;gap:.75rem;align-items:center;padding:.6rem 0;border-bottom:1px solid var(--line);flex-wrap:wrap}
-.app-head{display:flex;gap:.75rem;align-items:center;margin:.5rem 0 1rem;min-width:0}
-.avatar{width:40px;height:40px;border-radius:8px;font-size:1.1rem}
-.about{flex:1 1 14rem;min-width:0;overflow-wrap:anywhere}
-dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem}
-dl.facts dt{font-weight:600}
-dl.facts dd{margin:0;overflow-wrap:anywhere}
+.apps li .about code,dd code{overflow-wrap:anywhere}
 dl.facts ul{margin:0;padding-left:1.1rem}
-.secret-row{display:flex;flex-wrap:wrap;gap:.5rem .75rem;align-items:center;margin-top:.5rem}
-input.secret{flex:1 1 100%;width:100%;min-width:0;margin:0;padding:.5rem;font-size:clamp(.75rem,3.7vw,1.05rem);border:2px solid #1f7a3a;border-radius:6px}
-.notice,.error{margin-top:1rem}
-.error.field-error{display:block;margin:.25rem 0;padding:.4rem .7rem}
-.danger-zone{border:1px solid ${COLOURS.danger};border-radius:8px;padding:.25rem 1rem 1rem;margin-top:1.75rem}
-${AVATAR_CSS}`;
+.app-head{display:flex;gap:.75rem;align-items:center;margin:.5rem 0 1rem;min-width:0}
+.app-head .avatar{width:40px;height:40px;border-radius:8px;font-size:1.1rem}
+.app-head h1{flex:1 1 10rem;min-width:0;overflow-wrap:anywhere}
+`;
 
-/** Sends an applications page: the token page's script (the copy button), avatars from anywhere, forms post only here. */
-export const sendApplicationsPage = pageSender({
-  css: CSS,
-  imageSources: ['https:', 'http:'],
-  policy: [
-    "script-src 'self'",
-    "connect-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ],
-  head: html`<script src="${SCRIPT_PATH}" defer></script>`,
-});
+/** Sends an applications page: one of the token pages' family, with their script (the copy button). */
+export const sendApplicationsPage = tokenPagesSender(CSS);
 
 /** An application as these pages show it. */
 export interface ApplicationSummary {
@@ -277,7 +248,7 @@ export interface ApplicationView {
   secret?: string;
 }
 
-/** A new secret, focused, with its copy button (which the script reveals). */
+/** A new secret, focused, with its copy button. */
 function secretBox(secret: string): Html {
   return html`<section class="notice created" aria-labelledby="secret-title">
     <h2 id="secret-title">Your client secret</h2>
@@ -286,21 +257,7 @@ function secretBox(secret: string): Html {
       lost, make a new one.
     </p>
     <label for="client-secret">Client secret</label>
-    <div class="secret-row">
-      <input
-        id="client-secret"
-        class="secret"
-        type="text"
-        readonly
-        autofocus
-        value="${secret}"
-        autocomplete="off"
-        spellcheck="false"
-        aria-describedby="copy-status"
-      />
-      <button type="button" data-copy="client-secret" data-status="copy-status" hidden>Copy</button>
-      <span id="copy-status" class="muted" role="status"></span>
-    </div>
+    ${secretField('client-secret', secret)}
   </section>`;
 }
 
@@ -308,7 +265,7 @@ export function applicationPage(view: ApplicationView): Html {
   const a = view.application;
   return html`<div class="app-head">
       ${avatar(a.name, a.avatar, 40)}
-      <h1 class="about">${a.name}</h1>
+      <h1>${a.name}</h1>
     </div>
     <p class="muted"><a href="/applications">Back to your applications</a></p>
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
@@ -394,9 +351,6 @@ export function deletePage(view: ConfirmView): Html {
     </form>`;
 }
 
-/** A short page: a title, a message and the way back. */
-export function applicationsMessage(title: string, message: string): Html {
-  return html`<h1>${title}</h1>
-    <p class="error" role="alert">${message}</p>
-    <p><a href="/applications">Back to your applications</a></p>`;
-}
+/** A short page: a title, a message and the way back to the list. */
+export const applicationsMessage = (title: string, message: string): Html =>
+  messagePage(title, message, { href: '/applications', label: 'Back to your applications' });

@@ -5,13 +5,13 @@
 // readable anywhere (the database keeps its hash), so no later page can show it again.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { isBanned } from '../../auth/privileges.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { clientAddress } from '../../http/client-address.ts';
 import { firstValue } from '../../http/first-value.ts';
 import type { WebPages } from '../../web/plugin.ts';
 import {
   applicationForm,
+  applicationQuery,
   applicationsQuery,
   clientParams,
   rotateSecretForm,
@@ -21,7 +21,7 @@ import {
   clearSessionCookie,
   confirmSudo,
   csrfToken,
-  sessionUser,
+  pageUser,
   sudoRefusalStatus,
   type Session,
   type WebDeps,
@@ -69,24 +69,15 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
   const max = config.oauthClientsPerUserMax;
 
   /** The signed-in, not banned user; otherwise the reply has been sent (sign-in, or the ban's page). */
-  async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
-    const user = await sessionUser(web, request);
-    if (!user) {
-      const next = request.method === 'GET' ? request.url : '/applications';
-      reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
-      return undefined;
-    }
-    if (isBanned(user.userPrivileges)) {
+  const signedIn = (request: FastifyRequest, reply: FastifyReply) =>
+    pageUser(web, request, reply, '/applications', (banned) =>
       sendApplicationsPage(
-        reply,
+        banned,
         403,
         'Banned',
         applicationsMessage('Account banned', 'This account is banned: its applications do not work.'),
-      );
-      return undefined;
-    }
-    return user;
-  }
+      ),
+    );
 
   /** A session that ended while its password was being confirmed: back to sign-in. */
   function signedOut(request: FastifyRequest, reply: FastifyReply) {
@@ -282,13 +273,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
 
   app.get(
     '/applications/:client',
-    {
-      schema: {
-        ...HIDDEN,
-        params: clientParams,
-        querystring: { type: 'object', properties: { saved: { type: 'string' } } },
-      },
-    },
+    { schema: { ...HIDDEN, params: clientParams, querystring: applicationQuery } },
     async (request, reply) => {
       const user = await signedIn(request, reply);
       if (!user) return reply;
@@ -300,7 +285,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
         user,
         application,
         200,
-        request.query.saved === undefined ? {} : { notice: 'Your changes are saved.' },
+        firstValue(request.query.saved) === undefined ? {} : { notice: 'Your changes are saved.' },
       );
     },
   );
