@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness, type TestUser } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
+import { InjectBrowser, csrfOf, leaveSudoMode, signedInUser } from '../helpers/inject-browser.ts';
 import {
   REDIRECT_URI,
   authorizeUrl,
@@ -21,15 +21,7 @@ import {
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { nowSeconds } from '../../src/auth/clock.ts';
 import { TokenPrivilege } from '../../src/auth/privileges.ts';
-
-async function signedIn(h: Harness) {
-  const user = await h.createUser();
-  const browser = new InjectBrowser(h.app);
-  await browser.signIn(user);
-  return { user, browser };
-}
 
 /** Posts the registration form as a browser fills it in. */
 async function register(
@@ -75,15 +67,6 @@ async function registered(h: Harness, browser: InjectBrowser, owner: TestUser, n
 const bearerSelf = (h: Harness, accessToken: string) =>
   h.api({ method: 'GET', path: '/tokens/self', headers: { authorization: `Bearer ${accessToken}` } });
 
-/** Makes a session's password entry older than sudo mode allows. */
-const leaveSudoMode = (h: Harness, userId: number) =>
-  h.store.db
-    .updateTable('tokens')
-    .set({ password_at: nowSeconds() - 3600 })
-    .where('user_id', '=', userId)
-    .where('session', '=', 1)
-    .execute();
-
 const clientToken = (h: Harness, client: TestClient, refreshToken: string) =>
   refreshTokens(h, client, refreshToken);
 
@@ -91,7 +74,7 @@ for (const dialect of DIALECTS) {
   describe(`your applications [${dialect}]`, () => {
     it('registers a confidential application: the secret is shown once, works at /oauth/token, and is never shown again', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
 
       const tokensPage = await browser.get('/tokens');
       assert.match(tokensPage.body, /href="\/applications"/);
@@ -128,7 +111,7 @@ for (const dialect of DIALECTS) {
       }
 
       // It works: a user authorizes it, and its secret exchanges the code.
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       const client: TestClient = { id: row.id, secret, redirectUri: REDIRECT_URI };
       const tokens = await obtainTokens(h, userBrowser, client, 'read_confidential');
       const self = await bearerSelf(h, tokens.access_token);
@@ -141,14 +124,14 @@ for (const dialect of DIALECTS) {
 
     it('registers a public application: no secret, PKCE alone', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const r = await register(browser, { name: 'Native', type: 'public' });
       assert.equal(r.statusCode, 201, r.body);
       assert.equal(secretOf(r.body), undefined);
       assert.doesNotMatch(r.body, /New client secret/);
       const [row] = await clientsOf(h, owner.id);
       assert.equal(row?.secret_hash, null);
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       const tokens = await obtainTokens(h, userBrowser, {
         id: row!.id,
         secret: undefined,
@@ -161,7 +144,7 @@ for (const dialect of DIALECTS) {
 
     it('changes name, redirect URIs and avatar; the redirect URIs stay exact-match', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
       const page = await browser.get(`/applications/${client.id}`);
       const saved = await browser.post(`/applications/${client.id}`, {
@@ -179,7 +162,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(JSON.parse(row!.redirect_uris), ['https://new.example/cb']);
       assert.equal(row!.avatar, 'https://cdn.example/new.png');
 
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       const { challenge } = pkcePair();
       const moved = { ...client, redirectUri: 'https://new.example/cb' };
       // The old URI, and every near miss of the new one, is refused on a page (never redirected to).
@@ -211,9 +194,9 @@ for (const dialect of DIALECTS) {
       t.after(() => second.app.close());
       await second.app.ready();
 
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       const tokens = await obtainTokens(h, userBrowser, client);
       // Both instances know the old secret before.
       const before = await clientToken(second, client, tokens.refresh_token);
@@ -245,9 +228,9 @@ for (const dialect of DIALECTS) {
 
     it('a new secret that also ends every token: access and refresh tokens and codes stop, approvals stay', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       const tokens = await obtainTokens(h, userBrowser, client);
       const { verifier, challenge } = pkcePair();
       const pendingCode = await obtainCode(userBrowser, { client, challenge, scope: 'read_confidential' });
@@ -272,10 +255,10 @@ for (const dialect of DIALECTS) {
 
     it('deletes an application: every token, code and approval ends at once', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
       const keep = await registered(h, browser, owner, 'Other App');
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       const tokens = await obtainTokens(h, userBrowser, client);
       const kept = await obtainTokens(h, userBrowser, keep);
       const { verifier, challenge } = pkcePair();
@@ -314,16 +297,16 @@ for (const dialect of DIALECTS) {
 
     it('counts the users who authorized each application', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
-      for (let i = 0; i < 3; i++) await obtainTokens(h, (await signedIn(h)).browser, client);
+      for (let i = 0; i < 3; i++) await obtainTokens(h, (await signedInUser(h)).browser, client);
       assert.match((await browser.get(`/applications/${client.id}`)).body, /3 users have authorized it/);
       assert.match((await browser.get('/applications')).body, /3 users have authorized it/);
     });
 
     it('refuses registration beyond OAUTH_CLIENTS_PER_USER_MAX with a clear message', async (t) => {
       const h = await build(t, dialect, { OAUTH_CLIENTS_PER_USER_MAX: '2' });
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       await registered(h, browser, owner, 'One');
       await registered(h, browser, owner, 'Two');
       const list = await browser.get('/applications');
@@ -334,13 +317,13 @@ for (const dialect of DIALECTS) {
       assert.match(r.body, /You already have the most applications allowed \(2\)\. Delete one/);
       assert.equal((await clientsOf(h, owner.id)).length, 2);
       // Another user has a maximum of their own.
-      const other = await signedIn(h);
+      const other = await signedInUser(h);
       await registered(h, other.browser, other.user, 'Three');
     });
 
     it('refuses a name the owner already uses, whatever its case, on registration and on change', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       await registered(h, browser, owner, 'Score Tracker');
       const second = await registered(h, browser, owner, 'Other');
       for (const name of [
@@ -373,15 +356,15 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(recased.statusCode, 303, recased.body);
       // Another owner may use the name.
-      const other = await signedIn(h);
+      const other = await signedInUser(h);
       await registered(h, other.browser, other.user, 'Score Tracker');
     });
 
     it("a banned owner's applications: tokens carry nothing, the back channel and authorization refuse, the pages are closed", async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       const tokens = await obtainTokens(h, userBrowser, client, 'read_confidential write');
       const privileges = async () =>
         (await bearerSelf(h, tokens.access_token)).json() as { privileges: number };
@@ -419,10 +402,10 @@ for (const dialect of DIALECTS) {
   describe(`your applications: attacks [${dialect}]`, () => {
     it("another user's application is answered as an unknown id: not viewed, changed, given a secret or deleted", async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser: ownerBrowser } = await signedIn(h);
+      const { user: owner, browser: ownerBrowser } = await signedInUser(h);
       const client = await registered(h, ownerBrowser, owner);
       const before = await clientsOf(h, owner.id);
-      const { browser } = await signedIn(h);
+      const { browser } = await signedInUser(h);
       const csrf = csrfOf((await browser.get('/applications')).body);
       const unknown = '0123456789abcdef01234567';
       const answers = async (id: string) => [
@@ -447,16 +430,16 @@ for (const dialect of DIALECTS) {
       });
       assert.deepEqual(await clientsOf(h, owner.id), before);
       // Its secret still works.
-      const { browser: userBrowser } = await signedIn(h);
+      const { browser: userBrowser } = await signedInUser(h);
       await obtainTokens(h, userBrowser, client);
     });
 
     it('refuses every form without its CSRF token or with a wrong one', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
       const before = await clientsOf(h, owner.id);
-      const other = await signedIn(h);
+      const other = await signedInUser(h);
       const foreign = csrfOf((await other.browser.get('/applications')).body);
       const forms: Array<[string, Record<string, string>]> = [
         ['/applications/new', { name: 'Sneaky', redirect_uris: REDIRECT_URI, type: 'confidential' }],
@@ -478,7 +461,7 @@ for (const dialect of DIALECTS) {
 
     it('needs sudo mode for every change: without the password, or with a wrong one, nothing changes', async (t) => {
       const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '100' });
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const client = await registered(h, browser, owner);
       const before = await clientsOf(h, owner.id);
       await leaveSudoMode(h, owner.id);
@@ -522,7 +505,7 @@ for (const dialect of DIALECTS) {
 
     it('shows a hostile name and avatar as text, and refuses script, data and other bad addresses', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const hostile = '<script>alert(1)</script>"\'&';
       const avatar = 'https://cdn.example/a.png?"onerror="alert(1)';
       const r = await register(browser, { name: hostile, avatar });
@@ -570,7 +553,7 @@ for (const dialect of DIALECTS) {
 
     it('refuses a type that is neither confidential nor public, and a field sent twice', async (t) => {
       const h = await build(t, dialect);
-      const { user: owner, browser } = await signedIn(h);
+      const { user: owner, browser } = await signedInUser(h);
       const r = await register(browser, { name: 'Odd', type: 'secret-ish' });
       assert.equal(r.statusCode, 400);
       assert.match(r.body, /confidential or public/);
