@@ -120,7 +120,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
 
   const needsPassword = (user: Session) => !inSudoMode(user, clock(), config.sudoWindowS);
 
-  /** The refusal of a form for sudo mode, or undefined when it may go ahead (or the browser was signed out). */
+  /** Whether a form may go ahead in sudo mode: yes, a refusal (its status and message), or signed out. */
   async function sudo(
     request: FastifyRequest,
     reply: FastifyReply,
