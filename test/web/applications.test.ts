@@ -4,6 +4,7 @@
 // per-user maximum and duplicate names, a banned owner, and the attacks: another user's application by
 // id, CSRF, sudo mode, exact redirect URIs after a change, hostile names and avatars.
 import { describe, it } from 'node:test';
+import { Writable } from 'node:stream';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness, type TestUser } from '../helpers/app.ts';
@@ -20,6 +21,7 @@ import {
 } from '../helpers/oauth.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
+import { loggerOptions } from '../../src/http/logging.ts';
 import { openStore } from '../../src/store/database.ts';
 import { TokenPrivilege } from '../../src/auth/privileges.ts';
 
@@ -386,6 +388,47 @@ for (const dialect of DIALECTS) {
       await h.setUserPrivileges(owner.id, 3);
       assert.equal((await privileges()).privileges, TokenPrivilege.ReadConfidential | TokenPrivilege.Write);
       assert.equal((await clientToken(h, client, tokens.refresh_token)).statusCode, 200);
+    });
+
+    it('logs the registration, the new secret and the deletion without a secret or password', async (t) => {
+      const lines: string[] = [];
+      const stream = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString('utf8'));
+          done();
+        },
+      });
+      const h = await build(
+        t,
+        dialect,
+        { LOGIN_RATE_LIMIT: '100' },
+        { logger: { ...(loggerOptions('trace') as object), stream } },
+      );
+      const { user: owner, browser } = await signedInUser(h);
+      await leaveSudoMode(h, owner.id);
+      const page = await browser.get('/applications/new');
+      const r = await browser.post('/applications/new', {
+        _csrf: csrfOf(page.body),
+        name: 'Logged',
+        redirect_uris: REDIRECT_URI,
+        type: 'confidential',
+        confirm_password: owner.password,
+      });
+      assert.equal(r.statusCode, 201, r.body);
+      const first = secretOf(r.body);
+      const [row] = await clientsOf(h, owner.id);
+      const confirm = await browser.get(`/applications/${row!.id}/secret`);
+      const rotated = await browser.post(`/applications/${row!.id}/secret`, { _csrf: csrfOf(confirm.body) });
+      const second = secretOf(rotated.body);
+      const deleted = await browser.post(`/applications/${row!.id}/delete`, { _csrf: csrfOf(confirm.body) });
+      assert.equal(deleted.statusCode, 303);
+      const log = lines.join('');
+      for (const message of ['application registered', 'application secret replaced', 'application deleted'])
+        assert.ok(log.includes(message), message);
+      for (const secret of [first, second, owner.password, row!.secret_hash, browser.cookies.get('rt')]) {
+        assert.ok(secret);
+        assert.equal(log.includes(secret), false, 'a secret reached the log');
+      }
     });
 
     it('a signed-out browser is sent to sign in, and comes back', async (t) => {
