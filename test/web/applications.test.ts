@@ -314,6 +314,8 @@ for (const dialect of DIALECTS) {
       const list = await browser.get('/applications');
       assert.match(list.body, /You have 2 of at most 2 applications/);
       assert.doesNotMatch(list.body, /href="\/applications\/new"/);
+      const form = await browser.get('/applications/new');
+      assert.match(form.body, /role="alert">You already have the most applications allowed \(2\)/);
       const r = await register(browser, { name: 'Three' });
       assert.equal(r.statusCode, 409);
       assert.match(r.body, /You already have the most applications allowed \(2\)\. Delete one/);

@@ -39,7 +39,7 @@ import {
   updateClient,
   type OAuthClient,
 } from '../clients.ts';
-import { consentCounts } from '../repository.ts';
+import { consentCounts, countClientsOfOwner } from '../repository.ts';
 import {
   applicationPage,
   applicationsMessage,
@@ -176,9 +176,12 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
   app.get('/applications/new', { schema: HIDDEN }, async (request, reply) => {
     const user = await signedIn(request, reply);
     if (!user) return reply;
+    // At the maximum the form still shows, saying why it will be refused.
+    const full = (await countClientsOfOwner(db, user.userId)) >= max;
     return showRegister(request, reply, 200, {
       values: { name: '', redirectUris: '', avatar: '', confidential: true },
       needsPassword: needsPassword(user),
+      ...(full ? { error: new ClientLimitReached(max).message } : {}),
     });
   });
 
