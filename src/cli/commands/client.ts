@@ -178,13 +178,14 @@ async function findClientOrFail(store: Store, id: string): Promise<OAuthClient> 
 const rotate: LeafCommand = {
   name: 'rotate',
   summary: 'Give a confidential client a new secret and print it once; the old one stops at once',
-  description:
-    'With --end-tokens every access and refresh token and unexchanged code of the client ends too (the ' +
-    "users' approvals stay). A public client has no secret.",
+  description: "A public client has no secret. The users' approvals stay whatever the options.",
   examples: ['tokend client rotate --client 3f2a… --end-tokens'],
   options: {
     ...CLIENT_OPTION,
-    'end-tokens': { type: 'boolean', description: 'also end every token the client holds' },
+    'end-tokens': {
+      type: 'boolean',
+      description: 'also end every access and refresh token and unexchanged code of the client',
+    },
   },
   async run(args, ctx) {
     const store = await ctx.store();
