@@ -1,12 +1,10 @@
 // Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3.1):
-// HTTP Basic or client_secret_post for confidential clients, client_id alone for public ones. An
-// application whose owner is banned authenticates nowhere (`APPLICATION_SUSPENDED`).
+// HTTP Basic or client_secret_post for confidential clients, client_id alone for public ones.
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../store/database.ts';
 import { findClient, isConfidential, type OAuthClient } from './clients.ts';
 import { InvalidClient, InvalidRequest } from './errors.ts';
 import type { Params } from './params.ts';
-import { ownerIsBanned } from './repository.ts';
 import { sameDigest, sha256Hex } from './secrets.ts';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -50,9 +48,6 @@ function presentedCredentials(request: FastifyRequest, params: Params): Presente
   return { clientId: params.client_id, secret: undefined, method: 'none' };
 }
 
-/** What a banned owner's application is told, at the back channel and on the authorization page. */
-export const APPLICATION_SUSPENDED = 'This application is suspended: its owner’s account is banned.';
-
 export interface AuthenticatedClient {
   client: OAuthClient;
   method: ClientAuthMethod;
@@ -75,6 +70,5 @@ export async function authenticateClient(
   } else if (presented.secret !== undefined) {
     throw new InvalidClient('This is a public client: it has no secret to send.');
   }
-  if (await ownerIsBanned(db, client.ownerId)) throw new InvalidClient(APPLICATION_SUSPENDED);
   return { client, method: presented.method };
 }

@@ -33,6 +33,13 @@ export interface OAuthClient {
   created: number;
 }
 
+/**
+ * What a banned owner's application is told: the token endpoint refuses it every grant
+ * (unauthorized_client), the authorization endpoint shows it on a page; introspection calls its tokens
+ * inactive, and the tokens carry no privileges (src/auth/privileges.ts `bearerPrivileges`).
+ */
+export const APPLICATION_SUSPENDED = 'This application is suspended: its owner’s account is banned.';
+
 export const isConfidential = (client: OAuthClient): boolean => client.secretHash !== undefined;
 
 function toClient(row: ClientRow): OAuthClient {

@@ -12,6 +12,7 @@ import { InjectBrowser, csrfOf, leaveSudoMode, signedInUser } from '../helpers/i
 import {
   REDIRECT_URI,
   authorizeUrl,
+  backChannel,
   exchangeCode,
   obtainCode,
   obtainTokens,
@@ -377,7 +378,10 @@ for (const dialect of DIALECTS) {
       await h.setUserPrivileges(owner.id, 0);
       assert.equal((await privileges()).privileges, 0);
       const refresh = await clientToken(h, client, tokens.refresh_token);
-      assert.equal(refresh.statusCode, 401);
+      assert.equal(refresh.statusCode, 400);
+      assert.equal((refresh.json() as { error: string }).error, 'unauthorized_client');
+      const introspected = await backChannel(h, '/oauth/introspect', client, { token: tokens.access_token });
+      assert.deepEqual(introspected.json(), { active: false });
       assert.match((refresh.json() as { error_description: string }).error_description, /owner.*banned/);
       const { challenge } = pkcePair();
       const authorize = await userBrowser.get(authorizeUrl({ client, challenge }));

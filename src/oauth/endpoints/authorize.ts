@@ -7,7 +7,7 @@ import { findUserById } from '../../users/repository.ts';
 import { consentPage, sendConsentPage } from './consent-page.ts';
 import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, type Session } from '../../web/session.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
-import { findClient, type OAuthClient } from '../clients.ts';
+import { APPLICATION_SUSPENDED, findClient, type OAuthClient } from '../clients.ts';
 import type { ConsentPageDeps } from '../deps.ts';
 import {
   AccessDenied,
@@ -20,7 +20,6 @@ import {
 import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleParam, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
-import { APPLICATION_SUSPENDED } from '../client-auth.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
