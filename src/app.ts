@@ -14,6 +14,7 @@ import { credentialCore, type CredentialCore } from './auth/credentials.ts';
 import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
+import { applicationPages } from './oauth/endpoints/applications-page.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
 import { bearerTokens } from './oauth/bearer.ts';
 import { userGrants } from './oauth/applications.ts';
@@ -185,7 +186,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The web pages, at the server root: sign-in, the token page, connected applications, and the
   // authorization server's consent page.
   await app.register(webPlugin, {
-    pages: [authorizationPages],
+    pages: [authorizationPages, applicationPages],
     scopePrivileges,
     grants: userGrants,
     apiReference: docsPath(config.basePath),

@@ -76,6 +76,8 @@ export interface Config {
   sudoWindowS: number;
   /** Bounds on what OAuth keeps for a user (src/oauth/issue.ts); beyond them the oldest end. */
   oauthGrants: OAuthGrantBounds;
+  /** Applications one user may register on the pages (OAUTH_CLIENTS_PER_USER_MAX; src/oauth/clients.ts). */
+  oauthClientsPerUserMax: number;
   /** The token endpoint's rate limits (src/oauth/token-limits.ts): 429 slow_down beyond them. */
   oauthTokenRate: OAuthTokenRate;
   /** The server's public origin (scheme, host, port), e.g. https://tokens.example; undefined: taken from each request. */
@@ -304,6 +306,7 @@ export function loadConfig(env: Env = process.env): Config {
       perClient: integer(env, 'OAUTH_GRANTS_PER_CLIENT_MAX', 10, 1, 1_000_000),
       perUser: integer(env, 'OAUTH_GRANTS_PER_USER_MAX', 100, 1, 1_000_000),
     },
+    oauthClientsPerUserMax: integer(env, 'OAUTH_CLIENTS_PER_USER_MAX', 20, 1, 1_000_000),
     oauthTokenRate: {
       perClient: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 10, 1, 1_000_000_000),
       perUser: integer(env, 'OAUTH_TOKEN_USER_RATE_LIMIT', 30, 1, 1_000_000_000),

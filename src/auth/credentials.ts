@@ -13,7 +13,7 @@ import type { Db, Store } from '../store/database.ts';
 import type { Database } from '../store/schema.ts';
 import type { Clock } from './clock.ts';
 import { liveAt } from './live.ts';
-import { effectivePrivileges, isBanned, requestedPrivileges } from './privileges.ts';
+import { bearerPrivileges, effectivePrivileges, isBanned, requestedPrivileges } from './privileges.ts';
 import { familyTokenHash, hashTokenSecret, legacyTokenHash } from './secret.ts';
 import type { LastUsedBatcher } from './last-used.ts';
 import { deleteTokenById } from './revocation.ts';
@@ -44,7 +44,10 @@ export interface BearerIdentity {
   userId: number;
   username: string;
   userPrivileges: number;
-  /** limit(scope privileges, owner's current privileges); 0 for a banned owner */
+  /**
+   * limit(scope privileges, the user's current privileges); 0 for a banned user, and 0 while the
+   * application's owner is banned (bearerPrivileges)
+   */
   privileges: number;
   /** the granted scopes, space-separated */
   scope: string;
@@ -128,6 +131,8 @@ export interface BearerRow {
   client_name: string;
   client_owner_id: number;
   client_avatar: string;
+  /** the application owner's privileges as stored now (the same join: no query of its own) */
+  client_owner_privileges: number;
   username: string;
   user_privileges: number;
 }
@@ -144,7 +149,11 @@ export interface BearerTokens {
   /** Every access token with its client and owner (BearerRow's columns and token_hash); no parameters. */
   query(
     db: Db,
-  ): SelectQueryBuilder<Database, 'oauth_access_tokens' | 'oauth_clients' | 'users', Hashed<BearerRow>>;
+  ): SelectQueryBuilder<
+    Database & { owners: Database['users'] },
+    'oauth_access_tokens' | 'oauth_clients' | 'users' | 'owners',
+    Hashed<BearerRow>
+  >;
   /** The token privileges a scope string carries. */
   scopePrivileges(scope: string): number;
   /** Ends the grant an access token belongs to, every token of it. */
@@ -332,7 +341,7 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
         createdAt,
         expiresAt: Number(row.expires_at),
         client,
-        ownerBanned: isBanned(userPrivileges),
+        ownerBanned: isBanned(Number(row.client_owner_privileges)),
       };
     return {
       kind: 'bearer',
@@ -340,7 +349,11 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       userId: row.user_id,
       username: row.username,
       userPrivileges,
-      privileges: effectivePrivileges(bearerTokens.scopePrivileges(row.scope), userPrivileges),
+      privileges: bearerPrivileges(
+        bearerTokens.scopePrivileges(row.scope),
+        userPrivileges,
+        Number(row.client_owner_privileges),
+      ),
       scope: row.scope,
       created: rfc3339(createdAt),
       createdAt,

@@ -85,26 +85,45 @@ export async function connectedApplications(
   return { applications, total: Number(counted.n) };
 }
 
+/** The tables of what an application holds: the approvals, then the tokens and codes it obtained. */
+const GRANT_TABLES = [
+  'oauth_consents',
+  'oauth_access_tokens',
+  'oauth_refresh_tokens',
+  'oauth_codes',
+] as const;
+type GrantTable = (typeof GRANT_TABLES)[number];
+
+/** Deletes the rows of `tables` that the filter names (one user's with one application, or one application's). */
+async function endGrants(
+  trx: Db,
+  tables: readonly GrantTable[],
+  filter: { clientId: string; userId?: number },
+): Promise<number> {
+  let deleted = 0;
+  for (const table of tables) {
+    let query = trx.deleteFrom(table).where('client_id', '=', filter.clientId);
+    if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+    deleted += Number((await query.executeTakeFirst()).numDeletedRows);
+  }
+  return deleted;
+}
+
 /** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
 export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
   if (!possibleClientId(clientId)) return false;
-  return db.transaction().execute(async (trx) => {
-    let deleted = 0;
-    for (const table of [
-      'oauth_consents',
-      'oauth_access_tokens',
-      'oauth_refresh_tokens',
-      'oauth_codes',
-    ] as const) {
-      const r = await trx
-        .deleteFrom(table)
-        .where('user_id', '=', userId)
-        .where('client_id', '=', clientId)
-        .executeTakeFirst();
-      deleted += Number(r.numDeletedRows);
-    }
-    return deleted > 0;
-  });
+  return db
+    .transaction()
+    .execute(async (trx) => (await endGrants(trx, GRANT_TABLES, { clientId, userId })) > 0);
+}
+
+/**
+ * Ends every token and unexchanged code the application holds, for every user (its secret was rotated
+ * with "end its tokens"); with `approvals`, the users' approvals too (the application is being deleted).
+ * Returns how many rows went.
+ */
+export function endGrantsOfApplication(trx: Db, clientId: string, approvals: boolean): Promise<number> {
+  return endGrants(trx, approvals ? GRANT_TABLES : GRANT_TABLES.slice(1), { clientId });
 }
 
 /** Ends every OAuth grant of the user: access and refresh tokens, unexchanged codes, the approvals. */

@@ -113,6 +113,7 @@ export const OWN_TABLE_MIGRATIONS = new Set([
   '0012_oauth_bounds',
   '0014_token_reveals',
   '0015_oauth_code_attempts',
+  '0016_oauth_client_owners',
   '0017_client_credentials',
 ]);
 

@@ -58,6 +58,11 @@ export interface OAuthClientTable {
   /** SHA-256 hex of the client secret; null for a public client (which must use PKCE) */
   secret_hash: string | null;
   created_at: number;
+  /**
+   * SHA-256 hex of the name as names compare (src/oauth/clients.ts `clientNameKey`): unique per owner.
+   * Null only for a row written by something else (an import from before migration 0016).
+   */
+  name_key: string | null;
 }
 
 /** An authorization code: single use, short-lived, bound to client, redirect URI and PKCE challenge. */

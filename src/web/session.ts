@@ -6,6 +6,7 @@ import type { Clock } from '../auth/clock.ts';
 import type { CredentialCore } from '../auth/credentials.ts';
 import { checkPasswordLogin, type PasswordLoginDeps } from '../users/password-login.ts';
 import { inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
+import { isBanned } from '../auth/privileges.ts';
 import type { Db } from '../store/database.ts';
 import { html, type Html } from './html.ts';
 
@@ -27,6 +28,31 @@ export interface WebDeps extends PasswordLoginDeps {
  */
 export function sessionUser(deps: WebDeps, request: FastifyRequest): Promise<Session | undefined> {
   return deps.credentials.session(readSessionCookie(request));
+}
+
+/**
+ * The signed-in user a page of `home`'s family needs, not banned. Otherwise undefined, the answer sent: a
+ * browser that is not signed in goes to sign in and then back to this page (after a form, to `home`);
+ * a banned user gets the page `banned` sends.
+ */
+export async function pageUser(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  home: string,
+  banned: (reply: FastifyReply) => unknown,
+): Promise<Session | undefined> {
+  const user = await sessionUser(deps, request);
+  if (!user) {
+    const next = request.method === 'GET' ? request.url : home;
+    reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
+    return undefined;
+  }
+  if (isBanned(user.userPrivileges)) {
+    banned(reply);
+    return undefined;
+  }
+  return user;
 }
 
 /**

@@ -88,20 +88,49 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
 
 export const SCRIPT_PATH = '/tokens/page.js';
 
-/** Sends a token page: its script comes from this server, its forms post only here, it fetches nothing. */
-export const sendTokensPage = pageSender({
-  css: CSS,
-  // the avatars of connected applications (their own images)
-  imageSources: ['https:', 'http:'],
-  policy: [
-    "script-src 'self'",
-    "connect-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ],
-  head: html`<script src="${SCRIPT_PATH}" defer></script>`,
-});
+/**
+ * A sender of pages of the token page's family (the token page, its confirmations, "Your applications"):
+ * its stylesheet with `css` after it; its script comes from this server, its forms post only here, it
+ * fetches nothing, and applications' avatars (their own images) may load from anywhere.
+ */
+export const tokenPagesSender = (css = '') =>
+  pageSender({
+    css: CSS + css,
+    imageSources: ['https:', 'http:'],
+    policy: [
+      "script-src 'self'",
+      "connect-src 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ],
+    head: html`<script src="${SCRIPT_PATH}" defer></script>`,
+  });
+
+/** Sends a token page. */
+export const sendTokensPage = tokenPagesSender();
+
+/**
+ * A new secret as a read-only field that has the focus, with the copy button PAGE_SCRIPT reveals (without
+ * JavaScript the field's text is selectable).
+ */
+export function secretField(id: string, secret: string): Html {
+  return html`<div class="secret-row">
+    <input
+      id="${id}"
+      class="secret"
+      type="text"
+      readonly
+      autofocus
+      value="${secret}"
+      autocomplete="off"
+      spellcheck="false"
+      aria-describedby="copy-status"
+    />
+    <button type="button" data-copy="${id}" data-status="copy-status" hidden>Copy</button>
+    <span id="copy-status" class="muted" role="status"></span>
+  </div>`;
+}
 
 export interface TokenRowView {
   id: number;
@@ -224,21 +253,7 @@ function createdBox(created: CreatedToken, view: TokensPageView): Html {
     <label for="new-token"
       >Token ${created.id}${created.description ? html` “${created.description}”` : ''}</label
     >
-    <div class="secret-row">
-      <input
-        id="new-token"
-        class="secret"
-        type="text"
-        readonly
-        autofocus
-        value="${created.secret}"
-        autocomplete="off"
-        spellcheck="false"
-        aria-describedby="copy-status"
-      />
-      <button type="button" data-copy="new-token" data-status="copy-status" hidden>Copy</button>
-      <span id="copy-status" class="muted" role="status"></span>
-    </div>
+    ${secretField('new-token', created.secret)}
     <p>
       Send it with each request in the <code>X-Ripple-Token</code> header: see
       <a href="#using">Using a token</a>.
@@ -517,6 +532,10 @@ export function tokensPage(view: TokensPageView): Html {
     ${tokenTable(view)} ${pager(view)} ${createForm(view)} ${usageSection(view.usage)}
     <h2 id="apps-title">Connected applications</h2>
     ${applicationList(view)}
+    <p class="muted">
+      Building an app that signs users in with their account?
+      <a href="/applications">Your applications</a>: register and manage your own OAuth applications.
+    </p>
     <section class="danger-zone" aria-labelledby="everywhere-title">
       <h2 id="everywhere-title">Sign out everywhere</h2>
       <p class="muted">
@@ -639,8 +658,13 @@ export function signOutEverywherePage(view: { csrf: string; needsPassword: boole
     </form>`;
 }
 
-export function messagePage(title: string, message: string): Html {
+/** A short page of the family: a title, a message and the way back (to the token page unless `back` says). */
+export function messagePage(
+  title: string,
+  message: string,
+  back: { href: string; label: string } = { href: '/tokens', label: 'Back to your tokens' },
+): Html {
   return html`<h1>${title}</h1>
     <p class="error" role="alert">${message}</p>
-    <p><a href="/tokens">Back to your tokens</a></p>`;
+    <p><a href="${back.href}">${back.label}</a></p>`;
 }

@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   TOKEN_PRIVILEGE_DESCRIPTIONS,
   TokenPrivilege,
-  isBanned,
   limit,
   tokenPrivilegeNames,
   type TokenPrivilegeName,
@@ -16,7 +15,7 @@ import {
   clearSessionCookie,
   confirmSudo,
   csrfToken,
-  sessionUser,
+  pageUser,
   sudoRefusalStatus,
   type Session,
   type WebDeps,
@@ -206,19 +205,10 @@ export async function tokensPageRoutes(
   }
 
   /** The signed-in, not banned user; otherwise the reply has already been sent. */
-  async function sessionOrSignIn(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
-    const user = await sessionUser(web, request);
-    if (!user) {
-      const next = request.method === 'GET' ? request.url : '/tokens';
-      reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
-      return undefined;
-    }
-    if (isBanned(user.userPrivileges)) {
-      sendTokensPage(reply, 403, 'Banned', messagePage('Account banned', 'This account is banned.'));
-      return undefined;
-    }
-    return user;
-  }
+  const sessionOrSignIn = (request: FastifyRequest, reply: FastifyReply) =>
+    pageUser(web, request, reply, '/tokens', (banned) =>
+      sendTokensPage(banned, 403, 'Banned', messagePage('Account banned', 'This account is banned.')),
+    );
 
   const noSuchToken = (reply: FastifyReply) =>
     sendTokensPage(reply, 404, 'Not found', messagePage('No such token', 'You have no token with that id.'));

@@ -15,13 +15,16 @@ export interface TestClient {
   redirectUri: string;
 }
 
+/** Numbers the default names: one owner's applications each have their own name. */
+let clientCounter = 0;
+
 export async function registerClient(
   h: Pick<Harness, 'app' | 'store'>,
   options: { ownerId: number; public?: boolean; name?: string; avatar?: string; redirectUris?: string[] },
 ): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? [REDIRECT_URI];
   const { client, secret } = await createClient(h.store.db, {
-    name: options.name ?? 'Test App',
+    name: options.name ?? `Test App ${++clientCounter}`,
     ownerId: options.ownerId,
     avatar: options.avatar ?? '',
     redirectUris,

@@ -7,7 +7,7 @@ import { findUserById } from '../../users/repository.ts';
 import { consentPage, sendConsentPage } from './consent-page.ts';
 import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, type Session } from '../../web/session.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
-import { findClient, type OAuthClient } from '../clients.ts';
+import { APPLICATION_SUSPENDED, findClient, type OAuthClient } from '../clients.ts';
 import type { ConsentPageDeps } from '../deps.ts';
 import {
   AccessDenied,
@@ -19,7 +19,7 @@ import {
 } from '../errors.ts';
 import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleParam, singleValued, type Params } from '../params.ts';
-import { findConsentScope, insertCode, saveConsent } from '../repository.ts';
+import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
@@ -61,6 +61,7 @@ async function findReplyTarget(
   if (clientId === undefined) throw new InvalidRequest('The client_id parameter is missing.');
   const client = await findClient(deps.db, clientId);
   if (!client) throw new InvalidRequest('No application with this client_id is registered.');
+  if (await ownerIsBanned(deps.db, client.ownerId)) throw new InvalidRequest(APPLICATION_SUSPENDED);
   const redirectUri = singleParam(source, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('The redirect_uri parameter is missing.');
   if (!client.redirectUris.includes(redirectUri))
