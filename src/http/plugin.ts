@@ -51,7 +51,8 @@ export const identityPlugin = fp<IdentityPluginOptions>(
           );
           return;
         }
-        identity = credentials.identify(credential?.value, credential?.source === 'bearer');
+        // The address as Fastify derived it: the last-used write makes it canonical, off the request.
+        identity = credentials.identify(credential?.value, credential?.source === 'bearer', request.ip);
       } catch (err) {
         return done(err as Error);
       }

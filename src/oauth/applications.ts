@@ -1,6 +1,7 @@
 // The applications that act for a user, as the user sees and ends them: the connected applications list
 // and its revocation (the pages, through web/applications.ts UserGrants), and the end of every grant of a
 // user (sign out everywhere, src/auth/revocation.ts).
+import { recordEvent, type Act } from '../auth/security-log.ts';
 import type { Db } from '../store/database.ts';
 import { liveAt } from '../auth/live.ts';
 import type { ConnectedApplication, UserGrants } from '../web/applications.ts';
@@ -85,8 +86,11 @@ export async function connectedApplications(
   return { applications, total: Number(counted.n) };
 }
 
-/** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
-export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
+/**
+ * Withdraws the user's approval of the application and ends every token and code it holds for the user
+ * (the security log's `app.withdrawn`, published).
+ */
+export async function revokeApplication(db: Db, userId: number, clientId: string, act: Act): Promise<boolean> {
   if (!possibleClientId(clientId)) return false;
   return db.transaction().execute(async (trx) => {
     let deleted = 0;
@@ -103,6 +107,7 @@ export async function revokeApplication(db: Db, userId: number, clientId: string
         .executeTakeFirst();
       deleted += Number(r.numDeletedRows);
     }
+    if (deleted > 0) await recordEvent(trx, act, { userId, kind: 'app.withdrawn', clientId, detail: 'user' });
     return deleted > 0;
   });
 }

@@ -5,6 +5,7 @@ import { deleteInBatches } from '../store/batches.ts';
 import { expiredAt, unexpiredAt } from '../auth/live.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
+import { recordEvent, recordEvents, type Act } from '../auth/security-log.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
 
 export type TokenRow = Selectable<TokenTable>;
@@ -162,26 +163,53 @@ export async function findPageToken(
   return row && pageToken(row);
 }
 
-/** Deletes one public token of this user; false when there is none with that id (or it is someone else's). */
-export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: number): Promise<boolean> {
+/**
+ * Revokes one public token of this user (the API's revocation by id, the token page, regenerating), with
+ * its `token.revoked` event (`reason`: by-id, page, regenerated); false when there is none with that id
+ * (or it is someone else's).
+ */
+export async function deletePublicTokenOfUser(
+  db: Db,
+  userId: number,
+  tokenId: number,
+  act: Act,
+  reason: string,
+): Promise<boolean> {
   const result = await db
     .deleteFrom('tokens')
     .where('id', '=', tokenId)
     .where('user_id', '=', userId)
     .where('private', '=', 0)
     .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  if (Number(result.numDeletedRows) === 0) return false;
+  await recordEvent(db, act, { userId, kind: 'token.revoked', tokenId, detail: reason });
+  return true;
 }
 
-/** Deletes every token that expired at or before `now`, in batches; returns how many. */
-export async function deleteExpiredTokens(db: Db, now: number): Promise<number> {
+/**
+ * Deletes every token that expired at or before `act.at`, in batches; returns how many. Each API token's
+ * end is a `token.revoked` event (reason expiry) of its owner; an expired web session's is not logged.
+ */
+export async function deleteExpiredTokens(db: Db, act: Act): Promise<number> {
   return deleteInBatches(
     async (limit) =>
-      (await db.selectFrom('tokens').select('id').where(expiredAt('tokens', now)).limit(limit).execute()).map(
-        (r) => r.id,
-      ),
-    async (ids) =>
-      Number((await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst()).numDeletedRows),
+      await db
+        .selectFrom('tokens')
+        .select(['id', 'user_id', 'session'])
+        .where(expiredAt('tokens', act.at))
+        .limit(limit)
+        .execute(),
+    async (rows) => {
+      const ids = rows.map((r) => r.id);
+      const deleted = await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst();
+      const ended = rows.filter((r) => Number(r.session) === 0);
+      await recordEvents(
+        db,
+        act,
+        ended.map((r) => ({ userId: r.user_id, kind: 'token.revoked', tokenId: r.id, detail: 'expiry' })),
+      );
+      return Number(deleted.numDeletedRows);
+    },
   );
 }
 
@@ -189,7 +217,7 @@ export async function deleteExpiredTokens(db: Db, now: number): Promise<number> 
 export async function listAllTokensOfUser(
   db: Db,
   userId: number,
-): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at' | 'created_at'>>> {
+): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at' | 'created_at' | 'last_address'>>> {
   return db
     .selectFrom('tokens')
     .select([
