@@ -32,7 +32,12 @@ export async function signOutEverywhere(
   return db.transaction().execute(async (trx) => {
     // The API tokens' ids, for the published event: a subscriber may hold sockets keyed by token.
     const tokenIds = (
-      await trx.selectFrom('tokens').select('id').where('user_id', '=', userId).where('session', '=', 0).execute()
+      await trx
+        .selectFrom('tokens')
+        .select('id')
+        .where('user_id', '=', userId)
+        .where('session', '=', 0)
+        .execute()
     ).map((r) => Number(r.id));
     const sessions = await endSessionsOfUser(trx, userId);
     const tokens = await trx.deleteFrom('tokens').where('user_id', '=', userId).executeTakeFirst();

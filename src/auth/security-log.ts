@@ -108,8 +108,11 @@ export const USER_AGENT_MAX = 120;
 /** A User-Agent as the log keeps it: printable, single-spaced, at most USER_AGENT_MAX characters. */
 export function shortUserAgent(raw: string | undefined): string | null {
   if (raw === undefined) return null;
-  // eslint-disable-next-line no-control-regex -- control characters are what is removed
-  const text = raw.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const text = raw
+    // eslint-disable-next-line no-control-regex -- control characters are what is removed
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (text === '') return null;
   return text.length > USER_AGENT_MAX ? `${text.slice(0, USER_AGENT_MAX - 1)}…` : text;
 }
@@ -121,7 +124,8 @@ const asText = (value: string | number | null): string | null => (value === null
  * is one), then the published ones on the events channel.
  */
 export async function recordEvents(db: Db, act: Act, events: readonly SecurityEvent[]): Promise<void> {
-  for (let i = 0; i < events.length; i += INSERT_BATCH) await insertEvents(db, act, events.slice(i, i + INSERT_BATCH));
+  for (let i = 0; i < events.length; i += INSERT_BATCH)
+    await insertEvents(db, act, events.slice(i, i + INSERT_BATCH));
   for (const e of events) if (PUBLISHED.has(e.kind)) act.events.publish(published(act, e));
 }
 
@@ -226,7 +230,9 @@ export class FailedSignIns {
     if (seen >= FAILED_SIGN_INS_PER_WINDOW) return undefined;
     if (seen === 0 && this.counts.size >= FAILED_SIGN_IN_ADDRESSES_MAX) return undefined;
     this.counts.set(address, seen + 1);
-    return seen + 1 === FAILED_SIGN_INS_PER_WINDOW ? `${reason}; more from this address not recorded` : reason;
+    return seen + 1 === FAILED_SIGN_INS_PER_WINDOW
+      ? `${reason}; more from this address not recorded`
+      : reason;
   }
 }
 
@@ -280,9 +286,9 @@ export function deleteOldEvents(db: Db, now: number, days: number): Promise<numb
   const before = now - days * 86_400;
   return deleteInBatches(
     async (limit) =>
-      (
-        await db.selectFrom('security_log').select('id').where('at', '<', before).limit(limit).execute()
-      ).map((r) => Number(r.id)),
+      (await db.selectFrom('security_log').select('id').where('at', '<', before).limit(limit).execute()).map(
+        (r) => Number(r.id),
+      ),
     async (ids) =>
       Number((await db.deleteFrom('security_log').where('id', 'in', ids).executeTakeFirst()).numDeletedRows),
   );

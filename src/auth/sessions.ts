@@ -25,7 +25,11 @@ export interface Session {
  * Signs `userId` in: a new session, whose password was entered at `act.at` (the security log's
  * `signin.succeeded`, by the new session); the oldest beyond the cap end.
  */
-export async function startSession(db: Db, userId: number, act: Act): Promise<{ id: number; secret: string }> {
+export async function startSession(
+  db: Db,
+  userId: number,
+  act: Act,
+): Promise<{ id: number; secret: string }> {
   const now = act.at;
   const session = await mintSession(db, { userId, now, expiresAt: now + SESSION_TTL_S });
   await recordEvent(db, { ...act, by: session.id }, { userId, kind: 'signin.succeeded' });

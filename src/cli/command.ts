@@ -52,6 +52,8 @@ export const isGroup = (c: Command): c is GroupCommand => 'subcommands' in c;
 export interface Output {
   json: Record<string, unknown>;
   text: string;
+  /** Under --json, these objects one a line instead of `json` (JSON lines: `tokend audit`). */
+  jsonLines?: ReadonlyArray<Record<string, unknown>>;
 }
 
 export interface Context {

@@ -263,7 +263,9 @@ async function runLeaf(
   const ctx = makeContext(io, resources, style, json);
   const args = new Args(name, values as Record<string, string | boolean | string[] | undefined>);
   const output = await command.run(args, ctx);
-  if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+  if (output && json && output.jsonLines)
+    io.stdout.write(output.jsonLines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+  else if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
   return 0;
 }
 

@@ -90,7 +90,12 @@ export async function connectedApplications(
  * Withdraws the user's approval of the application and ends every token and code it holds for the user
  * (the security log's `app.withdrawn`, published).
  */
-export async function revokeApplication(db: Db, userId: number, clientId: string, act: Act): Promise<boolean> {
+export async function revokeApplication(
+  db: Db,
+  userId: number,
+  clientId: string,
+  act: Act,
+): Promise<boolean> {
   if (!possibleClientId(clientId)) return false;
   return db.transaction().execute(async (trx) => {
     let deleted = 0;

@@ -572,7 +572,11 @@ const securityLog: MigrationFactory = (dialect) => ({
       .addColumn('user_agent', 'varchar(160)')
       .execute();
     // A user's log, newest first (the page, `tokend audit --user`), paged by id.
-    await db.schema.createIndex('security_log_user_id').on('security_log').columns(['user_id', 'id']).execute();
+    await db.schema
+      .createIndex('security_log_user_id')
+      .on('security_log')
+      .columns(['user_id', 'id'])
+      .execute();
     // The retention sweep and `tokend audit --since`.
     await db.schema.createIndex('security_log_at').on('security_log').column('at').execute();
     await db.schema.alterTable('tokens').addColumn('last_address', 'varchar(64)').execute();

@@ -112,6 +112,8 @@ export interface PageToken {
   created_at: number | null;
   /** no use of the token was ever written (see neverUsed) */
   never_used: boolean;
+  /** the canonical client address of the latest use written; null: none recorded */
+  last_address: string | null;
 }
 
 /**
@@ -121,7 +123,7 @@ export interface PageToken {
 const neverUsed = sql<number>`CASE WHEN created_at = last_updated THEN 1 ELSE 0 END`;
 
 const pageTokensOf = (db: Db, userId: number, now: number) =>
-  publicTokensOf(db, userId, now).select(['created_at', neverUsed.as('never_used')]);
+  publicTokensOf(db, userId, now).select(['created_at', 'last_address', neverUsed.as('never_used')]);
 
 /** A row as the drivers give it: numbers may come back as strings, and never_used as 0 or 1. */
 const pageToken = (row: Omit<PageToken, 'never_used'> & { never_used: number | string }): PageToken => ({
@@ -132,6 +134,7 @@ const pageToken = (row: Omit<PageToken, 'never_used'> & { never_used: number | s
   expires_at: row.expires_at === null ? null : Number(row.expires_at),
   created_at: row.created_at === null ? null : Number(row.created_at),
   never_used: Number(row.never_used) === 1,
+  last_address: row.last_address ?? null,
 });
 
 /**

@@ -66,7 +66,8 @@ export async function checkPasswordLogin(
   if (result.kind in FAILURE_REASON) {
     const reason = FAILURE_REASON[result.kind as keyof typeof FAILURE_REASON];
     const detail = deps.failedSignIns.admit(act.address ?? 'unknown', act.at, reason);
-    if (detail !== undefined) await recordEvent(deps.db, act, { userId: user.id, kind: 'signin.failed', detail });
+    if (detail !== undefined)
+      await recordEvent(deps.db, act, { userId: user.id, kind: 'signin.failed', detail });
   }
   return result;
 }

@@ -70,7 +70,11 @@ export async function setUserPrivileges(
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('users').set({ privileges }).where('id', '=', id).execute();
-    await recordEvent(trx, act, { userId: id, kind: 'privileges.changed', detail: `${previous} → ${privileges}` });
+    await recordEvent(trx, act, {
+      userId: id,
+      kind: 'privileges.changed',
+      detail: `${previous} → ${privileges}`,
+    });
   });
 }
 

@@ -20,7 +20,13 @@ export async function webLogin(
   act: Act,
   abandoned?: () => boolean,
 ): Promise<WebLoginResult> {
-  const checked = await checkPasswordLogin(deps, { username: input.username }, input.password, act, abandoned);
+  const checked = await checkPasswordLogin(
+    deps,
+    { username: input.username },
+    input.password,
+    act,
+    abandoned,
+  );
   switch (checked.kind) {
     case 'no-user':
     case 'wrong-password':

@@ -132,7 +132,12 @@ export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promis
           username.length > MAX_FIELD ? 'username' : 'password',
         );
 
-      const result = await webLogin(deps, { username, password }, webAct(deps, request, undefined), clientGone(request));
+      const result = await webLogin(
+        deps,
+        { username, password },
+        webAct(deps, request, undefined),
+        clientGone(request),
+      );
       switch (result.kind) {
         case 'bad-credentials':
           return again(403, 'Wrong username or password.');

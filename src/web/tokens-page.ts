@@ -68,6 +68,7 @@ import {
   type TokensPageView,
 } from './tokens-page-view.ts';
 import { expiryLabel } from './relative-time.ts';
+import { securityLogRoutes } from './security-log-page.ts';
 
 const DAY = 86_400;
 /**
@@ -189,6 +190,7 @@ export async function tokensPageRoutes(
       privilegeNames: tokenPrivilegeNames(t.privileges),
       createdAt: t.created_at,
       lastUsed: used ? pending : t.never_used ? undefined : t.last_updated,
+      lastAddress: (used ? lastUsed.pendingAddress(t.id) : undefined) ?? t.last_address ?? undefined,
       expiresAt: t.expires_at ?? undefined,
     };
   };
@@ -270,6 +272,8 @@ export async function tokensPageRoutes(
     };
     return sendTokensPage(reply, status, 'API tokens', tokensPage(view));
   }
+
+  await securityLogRoutes(app, web, sessionOrSignIn);
 
   app.get(SCRIPT_PATH, HIDDEN, async (_request, reply) =>
     reply
@@ -560,7 +564,12 @@ export async function tokensPageRoutes(
     async (request, reply) => {
       const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
-      const revoked = await grants.revoke(store.db, user.userId, request.params.client, webAct(web, request, user));
+      const revoked = await grants.revoke(
+        store.db,
+        user.userId,
+        request.params.client,
+        webAct(web, request, user),
+      );
       if (!revoked) return noSuchApplication(reply);
       return reply.redirect('/tokens?disconnected=1', 303);
     },

@@ -293,7 +293,11 @@ for (const dialect of DIALECTS) {
           secret_hash: null,
           created_at: now,
         });
-        await saveConsent(h.store.db, { userId: user.id, clientId: id, scope: 'write' }, actOutsideRequest('web', now));
+        await saveConsent(
+          h.store.db,
+          { userId: user.id, clientId: id, scope: 'write' },
+          actOutsideRequest('web', now),
+        );
       }
       // ...and one more that holds a token, through the whole flow.
       const browser = new InjectBrowser(h.app);

@@ -58,7 +58,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
           description: '',
           private: false,
           now: nowSeconds(),
-        act: actOutsideRequest('cli', nowSeconds()),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
 
         const requests: Record<string, () => Promise<LightMyRequestResponse>> = {

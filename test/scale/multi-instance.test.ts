@@ -108,7 +108,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           description: 'admin',
           private: false,
           now: nowSeconds(),
-        act: actOutsideRequest('cli', nowSeconds()),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
         const carolId = await addUser(store, 'carol', ACTIVE | U.AdminAccessRAP, 'carol-pw');
         const carol = await mintToken(store.db, {
@@ -118,7 +118,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           description: 'carol',
           private: false,
           now: nowSeconds(),
-        act: actOutsideRequest('cli', nowSeconds()),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
         await store.db.updateTable('users').set({ privileges: ACTIVE }).where('id', '=', carolId).execute();
         const fix = await request(`${a.baseUrl}/tokens/fix_privileges?id=${carolId}`, {

@@ -222,7 +222,8 @@ for (const dialect of DIALECTS) {
       assert.ok(ttl > 30 * 86_400 - 60 && ttl <= 30 * 86_400, String(ttl));
 
       // 101 more sign-ins, straight through the session module (the login limiter would stop a loop of /login).
-      for (let i = 0; i < 101; i++) await startSession(h.store.db, admin.id, actOutsideRequest('web', nowSeconds()));
+      for (let i = 0; i < 101; i++)
+        await startSession(h.store.db, admin.id, actOutsideRequest('web', nowSeconds()));
       const live = await h.store.db
         .selectFrom('tokens')
         .select('id')

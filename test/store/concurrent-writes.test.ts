@@ -28,7 +28,7 @@ for (const dialect of DIALECTS) {
             description: `c${i}`,
             private: false,
             now: nowSeconds(),
-        act: actOutsideRequest('cli', nowSeconds()),
+            act: actOutsideRequest('cli', nowSeconds()),
           }),
         ),
       );

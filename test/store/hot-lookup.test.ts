@@ -34,7 +34,7 @@ for (const dialect of DIALECTS) {
           description: 'pending',
           private: false,
           now: nowSeconds(),
-        act: actOutsideRequest('cli', nowSeconds()),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
         // Inside the transaction, the token exists for the transaction only.
         const during = await self(issued.secret);

@@ -5,7 +5,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { consentPage, sendConsentPage } from './consent-page.ts';
-import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, webAct, type Session } from '../../web/session.ts';
+import {
+  confirmSudo,
+  csrfToken,
+  sessionUser,
+  sudoRefusalStatus,
+  webAct,
+  type Session,
+} from '../../web/session.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { findClient, type OAuthClient } from '../clients.ts';
 import type { ConsentPageDeps } from '../deps.ts';
