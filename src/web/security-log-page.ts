@@ -151,7 +151,7 @@ export async function securityLogRoutes(
   const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
   app.get(
     '/security-log',
-    { schema: { summary: 'Your security log', querystring: securityLogQuery } },
+    { schema: { hide: true, querystring: securityLogQuery } },
     async (request, reply) => {
       const user = await signedIn(request, reply);
       if (!user) return reply;
