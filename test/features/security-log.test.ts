@@ -18,6 +18,7 @@ import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 import { FIX_PRIVILEGES_NEEDS } from '../../src/tokens/routes.ts';
 import { FAILED_SIGN_INS_PER_WINDOW, type LoggedEvent } from '../../src/auth/security-log.ts';
+import { recordTokenUses } from '../../src/auth/last-used.ts';
 
 const AGENT = 'SecurityLogTest/1.0 (a test client)';
 const SUDO_WINDOW_S = 900;
@@ -475,7 +476,7 @@ for (const dialect of DIALECTS) {
       await h.app.tokend.lastUsed.flush();
       const stored = await h.store.db
         .selectFrom('tokens')
-        .select('last_address')
+        .select(['id', 'last_address'])
         .where('user_id', '=', alice.id)
         .where('session', '=', 0)
         .executeTakeFirstOrThrow();
@@ -485,6 +486,16 @@ for (const dialect of DIALECTS) {
       await use('2001:db8:1:2:3:4:5:6');
       await h.app.tokend.lastUsed.flush();
       assert.match((await browser.get('/tokens')).body, /from <code>2001:db8:1:2::\/64<\/code>/);
+      // Two instances flushing out of order: an older use moves neither the time nor the address back.
+      const { id } = stored;
+      await recordTokenUses(h.store.db, [[id, now + 100, '192.0.2.50']]);
+      await recordTokenUses(h.store.db, [[id, now + 50, '192.0.2.49']]);
+      const newest = await h.store.db
+        .selectFrom('tokens')
+        .select(['last_address', 'last_updated'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual([newest.last_address, Number(newest.last_updated)], ['192.0.2.50', now + 100]);
     });
 
     it('deletes events older than SECURITY_LOG_DAYS with the periodic sweep', async (t) => {
