@@ -8,6 +8,7 @@ import {
   type ClientRow,
 } from './repository.ts';
 import { newClientId, newOAuthSecret, sha256Hex } from './secrets.ts';
+import { recordEvent, type Act } from '../auth/security-log.ts';
 
 export interface OAuthClient {
   id: string;
@@ -44,7 +45,16 @@ export async function listClients(db: Db): Promise<OAuthClient[]> {
   return (await listClientRows(db)).map(toClient);
 }
 
-export const deleteClient = (db: Db, id: string): Promise<boolean> => deleteClientById(db, id);
+/**
+ * Deletes a client with its codes, tokens and consents (the security log's `app.deleted` of its owner,
+ * published: every token it held ends).
+ */
+export async function deleteClient(db: Db, id: string, act: Act): Promise<boolean> {
+  const client = await findClient(db, id);
+  if (!client || !(await deleteClientById(db, id))) return false;
+  await recordEvent(db, act, { userId: client.ownerId, kind: 'app.deleted', clientId: id });
+  return true;
+}
 
 /** Schemes a redirect URI may never use: they would run script or read local files in the browser. */
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:']);

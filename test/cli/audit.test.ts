@@ -12,6 +12,17 @@ for (const dialect of DIALECTS) {
       const token = await h.json(['token', 'create', '--user', 'carol', '--description', 'audited']);
       await h.json(['token', 'revoke', '--id', String(token.id)]);
       await h.json(['user', 'ban', '--user', 'carol']);
+      const client = await h.json([
+        'client',
+        'create',
+        '--name',
+        'Doomed App',
+        '--redirect-uri',
+        'https://app.example/cb',
+        '--owner',
+        'carol',
+      ]);
+      await h.json(['client', 'delete', '--client', String(client.id)]);
 
       const all = await h.cli(['audit', '--json']);
       assert.equal(all.code, 0, all.stderr);
@@ -22,12 +33,15 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(
         events.map((e) => [e.kind, e.means, e.token_id]),
         [
+          ['app.deleted', 'cli', null],
           ['privileges.changed', 'cli', null],
           ['token.revoked', 'cli', token.id],
           ['token.created', 'cli', token.id],
         ],
       );
-      assert.equal(events[1]!.detail, 'operator');
+      assert.equal(events[0]!.client_id, client.id);
+      assert.equal(events[2]!.detail, 'operator');
+      assert.ok(!all.stdout.includes(String(client.secret)), 'never the client secret');
       assert.ok(!all.stdout.includes(String(token.token)), 'never the secret');
 
       const revoked = await h.cli(['audit', '--user', 'carol', '--kind', 'token.revoked', '--json']);

@@ -149,7 +149,8 @@ const remove: LeafCommand = {
   async run(args, ctx) {
     const id = args.string('client');
     const store = await ctx.store();
-    if (!(await deleteClient(store.db, id))) throw new CliError(`no client with id ${JSON.stringify(id)}`);
+    if (!(await deleteClient(store.db, id, await ctx.act())))
+      throw new CliError(`no client with id ${JSON.stringify(id)}`);
     return { json: { id, deleted: true }, text: `Client ${id} deleted, with every token issued to it.` };
   },
 };
