@@ -149,6 +149,25 @@ export async function revokeFamily(db: Db, family: string): Promise<void> {
   await revokeFamilies(db, [family]);
 }
 
+/**
+ * Revokes one grant of `userId` with `clientId` for `reason` (the client revoked its refresh token; a
+ * code or rotated refresh token was presented again): the security log's `grant.revoked`, published.
+ */
+export async function revokeGrant(
+  db: Db,
+  grant: { family: string; userId: number; clientId: string },
+  act: Act,
+  reason: string,
+): Promise<void> {
+  await revokeFamily(db, grant.family);
+  await recordEvent(db, act, {
+    userId: grant.userId,
+    kind: 'grant.revoked',
+    clientId: grant.clientId,
+    detail: reason,
+  });
+}
+
 /** Revokes every access and refresh token descended from these grants; returns how many rows went. */
 export async function revokeFamilies(db: Db, families: readonly string[]): Promise<number> {
   if (families.length === 0) return 0;

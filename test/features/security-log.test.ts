@@ -9,7 +9,14 @@ import { Redis } from 'ioredis';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, ACTIVE, WITH_METRICS, scrapeMetrics, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, csrfOf, newSecretOf } from '../helpers/inject-browser.ts';
-import { obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
+import {
+  backChannel,
+  exchangeCode,
+  obtainCode,
+  obtainTokens,
+  pkcePair,
+  registerClient,
+} from '../helpers/oauth.ts';
 import { runCli } from '../helpers/cli.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
 import { eventually } from '../helpers/waiting.ts';
@@ -382,6 +389,42 @@ for (const dialect of DIALECTS) {
           ['events', JSON.stringify(received)],
         ] as const)
           assert.ok(!text.includes(secret), `${where} holds a secret`);
+    });
+
+    it("records and publishes the end of an application's grant: revoked by it, or a code presented again", async (t) => {
+      if (skip) return t.skip(skip);
+      const prefix = uniqueRedisPrefix();
+      const h = await build(t, dialect, { REDIS_URL, REDIS_KEY_PREFIX: prefix });
+      const received = await subscribe(t, prefix);
+      const alice = await h.createUser();
+      const client = await registerClient(h, { ownerId: alice.id, name: 'Grant App' });
+      const browser = new InjectBrowser(h.app);
+      await browser.signIn(alice);
+      // A code exchanged, then presented again: the grant it started ends.
+      const { verifier, challenge } = pkcePair();
+      const code = await obtainCode(browser, { client, challenge, scope: 'write' });
+      assert.equal((await exchangeCode(h, client, code, verifier)).statusCode, 200);
+      assert.equal((await exchangeCode(h, client, code, verifier)).statusCode, 400);
+      // Another grant, whose refresh token the application revokes itself.
+      const tokens = await obtainTokens(h, browser, client, 'write');
+      const revoked = await backChannel(h, '/oauth/revoke', client, {
+        token: tokens.refresh_token,
+        token_type_hint: 'refresh_token',
+      });
+      assert.equal(revoked.statusCode, 200);
+      const log = await logOf(h, alice.id);
+      const reused = one(log, 'grant.revoked', 'code presented again');
+      assert.deepEqual([reused.means, reused.means_id, reused.client_id], ['oauth', client.id, client.id]);
+      const byClient = one(log, 'grant.revoked', 'revoked by the application');
+      assert.deepEqual([byClient.means, byClient.address], ['oauth', '127.0.0.1']);
+      await until('both published', () => received.length >= 2);
+      assert.deepEqual(received.map((e) => [e.kind, e.client_id, e.user_id, e.reason]).sort(), [
+        ['grant.revoked', client.id, alice.id, 'code presented again'],
+        ['grant.revoked', client.id, alice.id, 'revoked by the application'],
+      ]);
+      const text = JSON.stringify([log, received]);
+      for (const secret of [tokens.refresh_token, tokens.access_token, code, client.secret!, verifier])
+        assert.ok(!text.includes(secret));
     });
 
     it("shows a user only their own log, never another's", async (t) => {
