@@ -4,7 +4,9 @@
 // revocation or a privilege change is also published at once on `<REDIS_KEY_PREFIX>events` (the
 // versioned shape is `PublishedEvent`) for the rest of the server. Nothing here ever sees a secret, a
 // password or a hash: an event carries ids, a kind, a reason, an address and a shortened user agent.
+import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
+import type { SecurityLogTable } from '../store/schema.ts';
 import type { RedisLink } from '../redis.ts';
 import { deleteInBatches } from '../store/batches.ts';
 
@@ -238,20 +240,8 @@ export class FailedSignIns {
   }
 }
 
-/** A stored event, as the page and `tokend audit` show it. */
-export interface LoggedEvent {
-  id: number;
-  at: number;
-  user_id: number;
-  kind: string;
-  means: string;
-  means_id: string | null;
-  token_id: number | null;
-  client_id: string | null;
-  detail: string | null;
-  address: string | null;
-  user_agent: string | null;
-}
+/** A stored event, as the page and `tokend audit` show it (the columns of docs/security-log.md). */
+export type LoggedEvent = Selectable<SecurityLogTable>;
 
 export interface EventQuery {
   userId?: number;

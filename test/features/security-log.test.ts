@@ -24,7 +24,7 @@ import { nowSeconds } from '../../src/auth/clock.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 import { FIX_PRIVILEGES_NEEDS } from '../../src/tokens/routes.ts';
-import { FAILED_SIGN_INS_PER_WINDOW, type LoggedEvent } from '../../src/auth/security-log.ts';
+import { FAILED_SIGN_INS_PER_WINDOW, listEvents, type LoggedEvent } from '../../src/auth/security-log.ts';
 import { recordTokenUses } from '../../src/auth/last-used.ts';
 
 const AGENT = 'SecurityLogTest/1.0 (a test client)';
@@ -57,20 +57,9 @@ async function subscribe(t: TestContext, prefix: string): Promise<Array<Record<s
   return received;
 }
 
+/** The user's events, oldest first. */
 async function logOf(h: Harness, userId: number): Promise<LoggedEvent[]> {
-  const rows = await h.store.db
-    .selectFrom('security_log')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => ({
-    ...r,
-    id: Number(r.id),
-    at: Number(r.at),
-    user_id: Number(r.user_id),
-    token_id: r.token_id === null ? null : Number(r.token_id),
-  }));
+  return (await listEvents(h.store.db, { userId, limit: 100_000 })).reverse();
 }
 
 /** The one event of `kind` (and detail, when given) in `log`: fails unless there is exactly one. */

@@ -9,8 +9,8 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
 import { CODE_ATTEMPTS_MAX, startGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { findCodeByHash, ownerIsBanned, revokeGrant, takeCodeAttempt } from '../repository.ts';
-import { actOutsideRequest } from '../../auth/security-log.ts';
+import { findCodeByHash, ownerIsBanned, takeCodeAttempt } from '../repository.ts';
+import { endReusedGrant } from './reuse.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
 
 export const grantType = 'authorization_code';
@@ -28,8 +28,7 @@ async function refuseReuse(
   deps: TokenEndpointDeps,
   grant: { family: string; userId: number; clientId: string },
 ): Promise<never> {
-  const act = { ...actOutsideRequest('oauth', deps.now(), deps.events), by: grant.clientId };
-  await revokeGrant(deps.db, grant, act, 'code presented again');
+  await endReusedGrant(deps, grant, 'code');
   throw new InvalidGrant('The authorization code was already used; the tokens it issued have been revoked.');
 }
 

@@ -8,8 +8,8 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { rotateGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { findRefreshTokenByHash, ownerIsBanned, revokeGrant } from '../repository.ts';
-import { actOutsideRequest } from '../../auth/security-log.ts';
+import { findRefreshTokenByHash, ownerIsBanned } from '../repository.ts';
+import { endReusedGrant } from './reuse.ts';
 import { formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { sha256Hex } from '../secrets.ts';
 
@@ -21,8 +21,7 @@ async function refuseReuse(
   deps: TokenEndpointDeps,
   grant: { family: string; userId: number; clientId: string },
 ): Promise<never> {
-  const act = { ...actOutsideRequest('oauth', deps.now(), deps.events), by: grant.clientId };
-  await revokeGrant(deps.db, grant, act, 'refresh token presented again');
+  await endReusedGrant(deps, grant, 'refresh token');
   throw new InvalidGrant(
     'The refresh token was already used; every token of this authorization has been revoked.',
   );
