@@ -11,6 +11,7 @@ import { createConnection } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
+import { createRippleTables } from '../helpers/ripple-schema.ts';
 import { cliHarness, MAIN, runCli, runProcess } from '../helpers/cli.ts';
 import { openStore } from '../../src/store/database.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
@@ -20,32 +21,6 @@ import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
-
-// The family's tables, with the columns the import reads (and a few it ignores).
-const DDL = [
-  `CREATE TABLE users (
-     id int(11) NOT NULL AUTO_INCREMENT PRIMARY KEY,
-     username varchar(30) NOT NULL,
-     username_safe varchar(30) NOT NULL,
-     password_md5 varchar(127) NOT NULL,
-     salt varchar(32) NOT NULL DEFAULT '',
-     email varchar(254) NOT NULL DEFAULT '',
-     register_datetime int(10) NOT NULL DEFAULT 0,
-     latest_activity int(10) NOT NULL DEFAULT 0,
-     privileges bigint(11) NOT NULL DEFAULT 0,
-     password_version tinyint(4) NOT NULL DEFAULT 1,
-     UNIQUE KEY username_safe (username_safe)
-   ) CHARSET=utf8mb4`,
-  `CREATE TABLE tokens (
-     id int(11) NOT NULL AUTO_INCREMENT PRIMARY KEY,
-     user varchar(31) NOT NULL,
-     privileges int(11) NOT NULL,
-     description varchar(255) NOT NULL,
-     token varchar(127) NOT NULL,
-     private tinyint(4) NOT NULL,
-     last_updated int(11) NOT NULL DEFAULT 0
-   ) CHARSET=utf8mb4`,
-];
 
 const ADMIN = 3 | 8 | 16 | 32; // UserPublic, UserNormal, AdminAccessRAP, AdminManageUsers, AdminBanUsers
 const SECRET = {
@@ -57,7 +32,7 @@ const SECRET = {
 /** The source users and tokens, and what the import must say of each skipped row. */
 async function seedSource(url: string) {
   const c = await createConnection({ uri: url });
-  for (const ddl of DDL) await c.query(ddl);
+  await createRippleTables(c);
   const v2 = async (password: string) => bcrypt(md5(password), 4);
   const users: Array<[number, string, string, number, number, number]> = [
     // id, username, password_md5, password_version, privileges, register_datetime
@@ -705,8 +680,9 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
     const textIds = await createTestDatabase('mysql');
     t.after(() => textIds.drop());
     const c2 = await createConnection({ uri: textIds.url });
-    for (const ddl of DDL)
-      await c2.query(ddl.replace('id int(11) NOT NULL AUTO_INCREMENT', 'id varchar(11) NOT NULL'));
+    await createRippleTables(c2);
+    for (const table of ['users', 'tokens'])
+      await c2.query(`ALTER TABLE ${table} MODIFY id varchar(11) NOT NULL`);
     await c2.query(
       "INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES ('u-1', 'x', 'x', '', 2, 3)",
     );
@@ -725,12 +701,8 @@ describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB
       const source = await createTestDatabase('mysql');
       t.after(() => source.drop());
       const c = await createConnection({ uri: source.url });
-      for (const ddl of DDL)
-        await c.query(
-          ddl.includes(`TABLE ${textColumn} `)
-            ? ddl.replace('id int(11) NOT NULL AUTO_INCREMENT', 'id varchar(20) NOT NULL')
-            : ddl,
-        );
+      await createRippleTables(c);
+      await c.query(`ALTER TABLE ${textColumn} MODIFY id varchar(20) NOT NULL`);
       await c.query(
         'INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES ?',
         [rows.map((id) => [String(id), `user ${id}`, `user_${id}`, md5(`pw ${id}`), 1, 3])],
