@@ -24,12 +24,14 @@ const revokeAccessToken: Revoke = async (deps, client, token, act) => {
   if (!bearer) return false;
   ownedBy(client, { client_id: bearer.client.id });
   await deleteAccessTokenById(deps.db, bearer.tokenId);
-  await recordEvent(deps.db, act, {
-    userId: bearer.userId,
-    kind: 'grant.revoked',
-    clientId: client.id,
-    detail: 'access token revoked by the application',
-  });
+  // An application's own token (no user) belongs in no account's log.
+  if (bearer.kind === 'bearer')
+    await recordEvent(deps.db, act, {
+      userId: bearer.userId,
+      kind: 'grant.revoked',
+      clientId: client.id,
+      detail: 'access token revoked by the application',
+    });
   return true;
 };
 
