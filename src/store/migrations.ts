@@ -646,7 +646,8 @@ const clientCredentials: MigrationFactory = (dialect) => {
  * same batched statement). Both only add: nothing existing changes, and `last_address` is nullable with
  * no default, so a tokens table shared with another program keeps working.
  */
-const securityLog: MigrationFactory = (dialect) => ({
+/** The security log's table alone: what the in-place mode runs of 0018 (src/store/ripple.ts). */
+export const securityLogTable: MigrationFactory = (dialect) => ({
   async up(db: AnyDb) {
     await db.schema
       .createTable('security_log')
@@ -670,11 +671,20 @@ const securityLog: MigrationFactory = (dialect) => ({
       .execute();
     // The retention sweep and `tokend audit --since`.
     await db.schema.createIndex('security_log_at').on('security_log').column('at').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('security_log').execute();
+  },
+});
+
+const securityLog: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    await securityLogTable(dialect).up(db);
     await db.schema.alterTable('tokens').addColumn('last_address', 'varchar(64)').execute();
   },
   async down(db: AnyDb) {
     await db.schema.alterTable('tokens').dropColumn('last_address').execute();
-    await db.schema.dropTable('security_log').execute();
+    await securityLogTable(dialect).down!(db);
   },
 });
 
