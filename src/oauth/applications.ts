@@ -1,6 +1,7 @@
 // The applications that act for a user, as the user sees and ends them: the connected applications list
 // and its revocation (the pages, through web/applications.ts UserGrants), and the end of every grant of a
 // user (sign out everywhere, src/auth/revocation.ts).
+import { recordEvent, type Act } from '../auth/security-log.ts';
 import type { Db } from '../store/database.ts';
 import { liveAt } from '../auth/live.ts';
 import type { ConnectedApplication, UserGrants } from '../web/applications.ts';
@@ -109,12 +110,22 @@ async function endGrants(
   return deleted;
 }
 
-/** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
-export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
+/**
+ * Withdraws the user's approval of the application and ends every token and code it holds for the user
+ * (the security log's `app.withdrawn`, published).
+ */
+export async function revokeApplication(
+  db: Db,
+  userId: number,
+  clientId: string,
+  act: Act,
+): Promise<boolean> {
   if (!possibleClientId(clientId)) return false;
-  return db
-    .transaction()
-    .execute(async (trx) => (await endGrants(trx, GRANT_TABLES, { clientId, userId })) > 0);
+  return db.transaction().execute(async (trx) => {
+    const deleted = await endGrants(trx, GRANT_TABLES, { clientId, userId });
+    if (deleted > 0) await recordEvent(trx, act, { userId, kind: 'app.withdrawn', clientId, detail: 'user' });
+    return deleted > 0;
+  });
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   type ClientRow,
 } from './repository.ts';
 import { newClientId, newOAuthSecret, sha256Hex } from './secrets.ts';
+import { recordEvent, type Act } from '../auth/security-log.ts';
 
 export interface OAuthClient {
   id: string;
@@ -199,6 +200,7 @@ export class DuplicateClientName extends ClientValidationError {
 export async function createClient(
   db: Db,
   input: NewClient,
+  act: Act,
 ): Promise<{ client: OAuthClient; secret: string | undefined }> {
   const fields = checkFields(input);
   const secret = input.public ? undefined : newOAuthSecret();
@@ -219,6 +221,7 @@ export async function createClient(
     if (input.max !== undefined && (await countClientsOfOwner(trx, input.ownerId)) >= input.max)
       throw new ClientLimitReached(input.max);
     await insertClient(trx, row);
+    await recordEvent(trx, act, { userId: input.ownerId, kind: 'app.registered', clientId: row.id });
   });
   return { client: toClient(row), secret };
 }
@@ -255,24 +258,36 @@ export async function rotateClientSecret(
   db: Db,
   client: OAuthClient,
   endTokens: boolean,
+  act: Act,
 ): Promise<{ secret: string; ended: number } | undefined> {
   if (!isConfidential(client)) return undefined;
   const secret = newOAuthSecret();
   return db.transaction().execute(async (trx) => {
     if (!(await replaceClientSecretHash(trx, client.id, sha256Hex(secret)))) return undefined;
     const ended = endTokens ? await endGrantsOfApplication(trx, client.id, false) : 0;
+    await recordEvent(trx, act, {
+      userId: client.ownerId,
+      kind: 'app.secret_rotated',
+      clientId: client.id,
+      detail: endTokens ? 'tokens ended' : null,
+    });
     return { secret, ended };
   });
 }
 
 /**
  * Deletes the client and, in the same transaction, everything it holds or was granted: every access and
- * refresh token, code and approval, whether or not the database enforces its foreign keys' cascades.
+ * refresh token, code and approval, whether or not the database enforces its foreign keys' cascades (the
+ * security log's `app.deleted` of its owner, published: every token it held ends).
  */
-export async function deleteClient(db: Db, id: string): Promise<boolean> {
+export async function deleteClient(db: Db, id: string, act: Act): Promise<boolean> {
   if (!possibleClientId(id)) return false;
   return db.transaction().execute(async (trx) => {
+    const client = await findClientById(trx, id);
+    if (!client) return false;
     await endGrantsOfApplication(trx, id, true);
-    return deleteClientById(trx, id);
+    if (!(await deleteClientById(trx, id))) return false;
+    await recordEvent(trx, act, { userId: client.owner_id, kind: 'app.deleted', clientId: id });
+    return true;
   });
 }

@@ -1,4 +1,5 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
+import { recordEvent, type Act } from '../auth/security-log.ts';
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate, upsert } from '../store/sql-dialect.ts';
@@ -224,6 +225,25 @@ export async function revokeFamily(db: Db, family: string): Promise<void> {
   await revokeFamilies(db, [family]);
 }
 
+/**
+ * Revokes one grant of `userId` with `clientId` for `reason` (the client revoked its refresh token; a
+ * code or rotated refresh token was presented again): the security log's `grant.revoked`, published.
+ */
+export async function revokeGrant(
+  db: Db,
+  grant: { family: string; userId: number; clientId: string },
+  act: Act,
+  reason: string,
+): Promise<void> {
+  await revokeFamily(db, grant.family);
+  await recordEvent(db, act, {
+    userId: grant.userId,
+    kind: 'grant.revoked',
+    clientId: grant.clientId,
+    detail: reason,
+  });
+}
+
 /** Revokes every access and refresh token descended from these grants; returns how many rows went. */
 export async function revokeFamilies(db: Db, families: readonly string[]): Promise<number> {
   if (families.length === 0) return 0;
@@ -354,17 +374,25 @@ export async function findConsentScope(
   return row?.scope;
 }
 
+/** Stores the user's approval of these scopes (the security log's `app.authorized`, at `act.at`). */
 export async function saveConsent(
   db: Db,
-  consent: { userId: number; clientId: string; scope: string; now: number },
+  consent: { userId: number; clientId: string; scope: string },
+  act: Act,
 ): Promise<void> {
   await upsert(
     db,
     'oauth_consents',
-    { user_id: consent.userId, client_id: consent.clientId, scope: consent.scope, updated_at: consent.now },
+    { user_id: consent.userId, client_id: consent.clientId, scope: consent.scope, updated_at: act.at },
     ['user_id', 'client_id'],
-    { scope: consent.scope, updated_at: consent.now },
+    { scope: consent.scope, updated_at: act.at },
   );
+  await recordEvent(db, act, {
+    userId: consent.userId,
+    kind: 'app.authorized',
+    clientId: consent.clientId,
+    detail: consent.scope,
+  });
 }
 
 // ---- owners

@@ -67,3 +67,9 @@ export const tokensPageQuery = {
 /** A path naming one token by id (`parseTokenId` reads it) or one application by client id. */
 export const tokenIdParams = { type: 'object', properties: { id: text }, required: ['id'] } as const;
 export const clientParams = { type: 'object', properties: { client: text }, required: ['client'] } as const;
+
+/** The security log page's query: one kind of event, and the page of events before an id. */
+export const securityLogQuery = {
+  type: 'object',
+  properties: { kind: repeatableValue, before: repeatableValue },
+} as const;

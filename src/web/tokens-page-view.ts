@@ -23,6 +23,9 @@ th{font-size:.9rem}
 .tokens .description{overflow-wrap:anywhere;min-width:8rem}
 .tokens .actions-cell .button{display:block;text-align:center;margin:0 0 .35rem}
 .tokens time{white-space:nowrap}
+.tokens .address code,.events .agent{overflow-wrap:anywhere}
+.filter{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin:.75rem 0}
+.filter select{font:inherit;padding:.4rem;border:1px solid #888;border-radius:6px;background:var(--card);color:var(--text);max-width:100%}
 code,.secret,pre{font-family:ui-monospace,monospace}
 p code{white-space:nowrap}
 pre{background:var(--page);border-radius:6px;padding:.6rem .8rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -140,6 +143,8 @@ export interface TokenRowView {
   createdAt: number | null;
   /** Unix seconds of the latest use; undefined: never used */
   lastUsed: number | undefined;
+  /** the client address of the latest use (canonical: an IPv6 client by its /64); undefined: not recorded */
+  lastAddress: string | undefined;
   expiresAt: number | undefined;
 }
 
@@ -230,7 +235,10 @@ const privilegeList = (names: readonly string[]): string => (names.length ? name
 const tokenName = (t: { id: number; description: string }): string => t.description || `token ${t.id}`;
 
 function lastUsedText(t: TokenRowView, now: number): Html {
-  return t.lastUsed === undefined ? html`<span class="muted">Never used</span>` : when(t.lastUsed, now);
+  if (t.lastUsed === undefined) return html`<span class="muted">Never used</span>`;
+  return t.lastAddress === undefined
+    ? when(t.lastUsed, now)
+    : html`${when(t.lastUsed, now)}<span class="address"> from <code>${t.lastAddress}</code></span>`;
 }
 
 function createdText(t: TokenRowView, now: number): Html {
@@ -529,6 +537,7 @@ export function tokensPage(view: TokensPageView): Html {
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.created ? createdBox(view.created, view) : ''}
     <h2>Your tokens</h2>
+    <p><a href="/security-log">Security log</a>: sign-ins, tokens made and revoked, and more.</p>
     ${tokenTable(view)} ${pager(view)} ${createForm(view)} ${usageSection(view.usage)}
     <h2 id="apps-title">Connected applications</h2>
     ${applicationList(view)}

@@ -2,6 +2,7 @@
 // one turn of the event loop; on a SQLite file a read on a query-only connection of the store's own,
 // elsewhere a server-side prepared statement. On every dialect it sees committed tokens only, and it
 // never waits for a transaction open on the store's main connection.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -52,6 +53,7 @@ for (const dialect of DIALECTS) {
           description: 'pending',
           private: false,
           now: nowSeconds(),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
         // Inside the transaction, the token exists for the transaction only.
         const during = await self(issued.secret);

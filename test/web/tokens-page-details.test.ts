@@ -76,16 +76,17 @@ for (const dialect of DIALECTS) {
           ['older', String(old.id), 'unknown', '5 minutes ago'],
         ],
       );
-      // Its first use (still in memory, then written) ends "Never used" at once.
+      // Its first use (still in memory, then written) ends "Never used" at once, with where it came from.
       const r = await h.api({
         method: 'GET',
         path: '/tokens/self',
         headers: { 'x-ripple-token': fresh.secret },
       });
       assert.equal(r.statusCode, 200);
-      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], 'just now');
+      const lastUse = 'just now from 127.0.0.1';
+      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], lastUse);
       await h.app.tokend.lastUsed.flush();
-      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], 'just now');
+      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], lastUse);
       // The confirmation pages say the same.
       const confirm = await browser.get(`/tokens/${used.id}/revoke`);
       assert.match(confirm.body, /<dt>Created<\/dt>\s*<dd><time[^>]*>2 days ago<\/time><\/dd>/);

@@ -83,14 +83,18 @@ const create: LeafCommand = {
     const owner = await resolveOwner(store, args.optionalString('owner'));
     let created;
     try {
-      created = await createClient(store.db, {
-        name: args.string('name'),
-        ownerId: owner.id,
-        avatar: args.optionalString('avatar') ?? '',
-        redirectUris: args.strings('redirect-uri'),
-        public: args.flag('public'),
-        now: nowSeconds(),
-      });
+      created = await createClient(
+        store.db,
+        {
+          name: args.string('name'),
+          ownerId: owner.id,
+          avatar: args.optionalString('avatar') ?? '',
+          redirectUris: args.strings('redirect-uri'),
+          public: args.flag('public'),
+          now: nowSeconds(),
+        },
+        await ctx.act(),
+      );
     } catch (err) {
       // A name the owner has already used is no usage mistake: the command was right, the name is taken.
       if (err instanceof DuplicateClientName) throw new CliError(err.message);
@@ -192,7 +196,7 @@ const rotate: LeafCommand = {
     const client = await findClientOrFail(store, args.string('client'));
     if (!isConfidential(client))
       throw new CliError(`client ${client.id} is public: it has no secret to replace`);
-    const rotated = await rotateClientSecret(store.db, client, args.flag('end-tokens'));
+    const rotated = await rotateClientSecret(store.db, client, args.flag('end-tokens'), await ctx.act());
     if (!rotated) throw new CliError(`no client with id ${JSON.stringify(client.id)}`);
     return {
       json: { id: client.id, secret: rotated.secret, ended_tokens: rotated.ended },
@@ -211,7 +215,8 @@ const remove: LeafCommand = {
   async run(args, ctx) {
     const id = args.string('client');
     const store = await ctx.store();
-    if (!(await deleteClient(store.db, id))) throw new CliError(`no client with id ${JSON.stringify(id)}`);
+    if (!(await deleteClient(store.db, id, await ctx.act())))
+      throw new CliError(`no client with id ${JSON.stringify(id)}`);
     return { json: { id, deleted: true }, text: `Client ${id} deleted, with every token issued to it.` };
   },
 };

@@ -6,7 +6,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { inSudoMode } from '../../auth/sessions.ts';
-import { clientAddress } from '../../http/client-address.ts';
 import { firstValue } from '../../http/first-value.ts';
 import type { WebPages } from '../../web/plugin.ts';
 import {
@@ -20,6 +19,7 @@ import {
 import {
   clearSessionCookie,
   confirmSudo,
+  webAct,
   csrfToken,
   pageUser,
   sudoRefusalStatus,
@@ -127,7 +127,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
     user: Session,
     password: string | undefined,
   ): Promise<{ go: true } | { go: false; status: number; error: string | undefined } | 'signed-out'> {
-    const check = await confirmSudo(web, user, password, clientAddress(request), clock());
+    const check = await confirmSudo(web, user, password, webAct(web, request, user, clock()));
     if (check.kind === 'signed-out') return 'signed-out';
     if (check.kind === 'ok') return { go: true };
     return { go: false, status: sudoRefusalStatus(reply, check), error: check.error };
@@ -217,15 +217,19 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
         );
       let created: Awaited<ReturnType<typeof createClient>>;
       try {
-        created = await createClient(db, {
-          name: values.name,
-          redirectUris: redirectUrisOf(values.redirectUris),
-          avatar: values.avatar,
-          public: !values.confidential,
-          ownerId: user.userId,
-          now: clock(),
-          max,
-        });
+        created = await createClient(
+          db,
+          {
+            name: values.name,
+            redirectUris: redirectUrisOf(values.redirectUris),
+            avatar: values.avatar,
+            public: !values.confidential,
+            ownerId: user.userId,
+            now: clock(),
+            max,
+          },
+          webAct(web, request, user),
+        );
       } catch (err) {
         if (err instanceof ClientLimitReached) return again(409, err.message);
         if (err instanceof ClientValidationError)
@@ -377,7 +381,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
             error: allowed.error ?? 'Enter your password to make a new secret.',
           }),
         );
-      const rotated = await rotateClientSecret(db, client, endTokens);
+      const rotated = await rotateClientSecret(db, client, endTokens, webAct(web, request, user));
       if (!rotated) return notFound(reply);
       request.log.info(
         { userId: user.userId, clientId: client.id, endedTokens: rotated.ended },
@@ -432,7 +436,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
             error: allowed.error ?? 'Enter your password to delete the application.',
           }),
         );
-      if (!(await deleteClient(db, application.id))) return notFound(reply);
+      if (!(await deleteClient(db, application.id, webAct(web, request, user)))) return notFound(reply);
       request.log.info({ userId: user.userId, clientId: application.id }, 'application deleted');
       return reply.redirect('/applications?deleted=1', 303);
     },
