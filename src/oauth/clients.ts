@@ -99,8 +99,25 @@ export const clientNameKey = (name: string): string => sha256Hex(usernameSafe(na
 /** Schemes a redirect URI may never use: they would run script or read local files in the browser. */
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:']);
 
+/**
+ * Characters no application name may hold: controls (C0 and C1), format characters (a right-to-left
+ * override would turn the consent page's sentence around), line and paragraph separators, surrogates,
+ * private-use characters, and whatever Unicode says to draw as nothing (zero-width joiners, soft hyphens,
+ * variation selectors, tags): invisible, they would make two names that look the same differ.
+ */
+const UNSHOWABLE_IN_NAME = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * A URL an application registers (redirect URI, avatar) is written in printable ASCII with no spaces, as
+ * RFC 3986 writes URIs (other characters percent-encoded, host names in their ASCII form): no control
+ * character reaches a terminal that lists it, no look-alike reaches a page.
+ */
+const NOT_URI_TEXT = /[^\x21-\x7e]/;
+
 /** Why a redirect URI cannot be registered (RFC 6749 §3.1.2: absolute, no fragment), or undefined. */
 export function redirectUriProblem(uri: string): string | undefined {
+  if (NOT_URI_TEXT.test(uri))
+    return `${JSON.stringify(uri)} holds a space, a control or a non-ASCII character: percent-encode it`;
   let url: URL;
   try {
     url = new URL(uri);
@@ -116,6 +133,8 @@ export function redirectUriProblem(uri: string): string | undefined {
 /** Why an avatar URL cannot be used (empty, or an http(s) URL), or undefined. */
 export function avatarProblem(avatar: string): string | undefined {
   if (avatar === '') return undefined;
+  if (NOT_URI_TEXT.test(avatar))
+    return 'the avatar URL holds a space, a control or a non-ASCII character: percent-encode it';
   try {
     const url = new URL(avatar);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'the avatar must be an http(s) URL';
@@ -161,14 +180,20 @@ export class ClientLimitReached extends Error {
   }
 }
 
-/** The fields as stored (name trimmed, each redirect URI once), or the first refusal. */
+/**
+ * The fields as stored (name trimmed, each run of spaces made one space; each redirect URI once), or the
+ * first refusal.
+ */
 function checkFields(input: ClientFields): ClientFields {
-  const name = input.name.trim();
+  if (UNSHOWABLE_IN_NAME.test(input.name))
+    throw new ClientValidationError(
+      'the name must not contain control characters or invisible or formatting characters ' +
+        '(such as a right-to-left override, a zero-width joiner or a soft hyphen)',
+      'name',
+    );
+  const name = input.name.trim().replace(/\s+/gu, ' ');
   if (name === '' || name.length > 255)
     throw new ClientValidationError('the name must be 1–255 characters', 'name');
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name))
-    throw new ClientValidationError('the name must not contain control characters', 'name');
   if (input.redirectUris.length === 0)
     throw new ClientValidationError('at least one redirect URI is required', 'redirect_uris');
   if (input.redirectUris.length > 20)

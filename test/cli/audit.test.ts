@@ -22,6 +22,7 @@ for (const dialect of DIALECTS) {
         '--owner',
         'carol',
       ]);
+      const rotated = await h.json(['client', 'rotate', '--client', String(client.id), '--end-tokens']);
       await h.json(['client', 'delete', '--client', String(client.id)]);
 
       const all = await h.cli(['audit', '--json']);
@@ -34,14 +35,18 @@ for (const dialect of DIALECTS) {
         events.map((e) => [e.kind, e.means, e.token_id]),
         [
           ['app.deleted', 'cli', null],
+          ['app.secret_rotated', 'cli', null],
+          ['app.registered', 'cli', null],
           ['privileges.changed', 'cli', null],
           ['token.revoked', 'cli', token.id],
           ['token.created', 'cli', token.id],
         ],
       );
-      assert.equal(events[0]!.client_id, client.id);
-      assert.equal(events[2]!.detail, 'operator');
+      for (const e of events.slice(0, 3)) assert.equal(e.client_id, client.id);
+      assert.equal(events[1]!.detail, 'tokens ended');
+      assert.equal(events[4]!.detail, 'operator');
       assert.ok(!all.stdout.includes(String(client.secret)), 'never the client secret');
+      assert.ok(!all.stdout.includes(String(rotated.secret)), 'never the new client secret');
       assert.ok(!all.stdout.includes(String(token.token)), 'never the secret');
 
       const revoked = await h.cli(['audit', '--user', 'carol', '--kind', 'token.revoked', '--json']);

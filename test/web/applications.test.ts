@@ -337,6 +337,8 @@ for (const dialect of DIALECTS) {
         'SCORE TRACKER',
         ' Score Tracker ',
         'Score_Tracker',
+        'Score  Tracker',
+        'Score \u3000 Tracker',
       ]) {
         const r = await register(browser, { name });
         assert.equal(r.statusCode, 409, name);
@@ -580,6 +582,21 @@ for (const dialect of DIALECTS) {
         [{ name: '   ' }, /the name must be 1–255 characters/i],
         [{ name: 'x'.repeat(256) }, /the name must be 1–255 characters/i],
         [{ name: 'tab\tname' }, /control characters/i],
+        [{ name: 'C1 \u009b[2K' }, /control characters/i],
+        // Invisible or formatting characters: a right-to-left override would turn the consent page's
+        // sentence around; the others make a name that looks like another one.
+        [{ name: 'Evil\u202egnp.exe' }, /invisible or formatting characters/i],
+        [{ name: 'Score Tracker\u200d' }, /invisible or formatting characters/i],
+        [{ name: 'Score\u2060 Tracker' }, /invisible or formatting characters/i],
+        [{ name: 'Score \u00adTracker' }, /invisible or formatting characters/i],
+        [{ name: 'Score Tracker\ufe0f' }, /invisible or formatting characters/i],
+        [{ name: 'Score Tracker\u034f' }, /invisible or formatting characters/i],
+        [{ name: 'Score Tracker\u{e0001}' }, /invisible or formatting characters/i],
+        // A URL is printable ASCII: no escape sequence reaches the terminal of an operator listing clients.
+        [{ redirect_uris: 'https://ok.example/cb\u001b[2K\u001b]0;owned\u0007' }, /percent-encode it/i],
+        [{ redirect_uris: 'https://ok.example/c b' }, /percent-encode it/i],
+        [{ redirect_uris: 'https://ok.example/cb\u0085' }, /percent-encode it/i],
+        [{ avatar: 'https://cdn.example/\u0007.png' }, /percent-encode it/i],
       ];
       for (const [fields, message] of refusals) {
         const bad = await register(browser, { name: 'Fine name', ...fields });
