@@ -9,7 +9,10 @@
 // nullable or defaulted columns, three indexes) is FAMILY_CHANGES, applied by `tokend migrate` after
 // `tokend migrate --dry-run` has shown it, and undone by FAMILY_CHANGES_UNDONE (docs/compatibility.md).
 import {
+  AndNode,
   OperationNodeTransformer,
+  WhereNode,
+  type UpdateQueryNode,
   PrimitiveValueListNode,
   TableNode,
   ValueNode,
@@ -56,13 +59,24 @@ FROM users`;
  * is an id written plainly (digits, no leading zero, no space) belongs to a user here; '01', '1 ' or 'abc'
  * belong to nobody (they could otherwise become user 1 by MySQL's cast of text to a number).
  */
+const plainId = (column: string): string =>
+  `${column} <> '' AND ${column} NOT REGEXP '[^0-9]' AND ${column} NOT LIKE '0%' AND CHAR_LENGTH(${column}) <= 10`;
+
 const TOKENS_VIEW = `CREATE ALGORITHM=MERGE SQL SECURITY INVOKER VIEW ${TOKEND_TABLE_PREFIX}tokens AS
 SELECT id, \`user\` AS user_id, privileges, description, token AS token_hash, private, last_updated,
   tokend_expires_at AS expires_at, tokend_session AS session, tokend_password_at AS password_at,
   tokend_created_at AS created_at, tokend_last_address AS last_address
 FROM tokens
-WHERE \`user\` <> '' AND \`user\` NOT REGEXP '[^0-9]' AND \`user\` NOT LIKE '0%' AND CHAR_LENGTH(\`user\`) <= 10
+WHERE ${plainId('`user`')}
 WITH CASCADED CHECK OPTION`;
+
+/**
+ * The view's own test of `user`, put first in every UPDATE of tokend_tokens. MariaDB may weigh the
+ * UPDATE's own conditions (fix_privileges compares each row's owner with `owner.id = user_id`) before
+ * the merged view's, and in strict mode a text it cannot read as a number ('1abc') is an error there, not
+ * a warning: one such family row would stop the whole statement.
+ */
+const PLAIN_USER_ID_FIRST = sql.raw(plainId('user_id')).toOperationNode();
 
 /**
  * What tokend adds to the family's database, in order: the exact SQL `tokend migrate` runs (and
@@ -196,6 +210,16 @@ class InPlaceTransformer extends OperationNodeTransformer {
   protected override transformTable(node: TableNode): TableNode {
     const name = PREFIXED.get(nameOf(node));
     return name === undefined || node.table.schema !== undefined ? node : TableNode.create(name);
+  }
+
+  protected override transformUpdateQuery(node: UpdateQueryNode): UpdateQueryNode {
+    const transformed = super.transformUpdateQuery(node);
+    const table = node.table;
+    if (table?.kind !== 'TableNode' || nameOf(table as TableNode) !== 'tokens') return transformed;
+    const where = transformed.where
+      ? WhereNode.create(AndNode.create(PLAIN_USER_ID_FIRST, transformed.where.where))
+      : WhereNode.create(PLAIN_USER_ID_FIRST);
+    return { ...transformed, where };
   }
 
   protected override transformBinaryOperation(node: BinaryOperationNode): BinaryOperationNode {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, ACTIVE, WITH_METRICS, scrapeMetrics, type Harness } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf, newSecretOf } from '../helpers/inject-browser.ts';
+import { FORM, InjectBrowser, csrfOf, form as formBody, newSecretOf } from '../helpers/inject-browser.ts';
 import {
   backChannel,
   exchangeCode,
@@ -414,6 +414,76 @@ for (const dialect of DIALECTS) {
       const text = JSON.stringify([log, received]);
       for (const secret of [tokens.refresh_token, tokens.access_token, code, client.secret!, verifier])
         assert.ok(!text.includes(secret));
+    });
+
+    it('records the applications page: registered, secret rotated, deleted (the last two published)', async (t) => {
+      if (skip) return t.skip(skip);
+      const prefix = uniqueRedisPrefix();
+      const h = await build(t, dialect, { REDIS_URL, REDIS_KEY_PREFIX: prefix });
+      const received = await subscribe(t, prefix);
+      const owner = await h.createUser();
+      const browser = new InjectBrowser(h.app);
+      await browser.signIn(owner);
+      const newForm = await browser.get('/applications/new');
+      const made = await browser.request({
+        method: 'POST',
+        url: '/applications/new',
+        headers: { ...FORM, 'user-agent': AGENT },
+        payload: formBody({
+          _csrf: csrfOf(newForm.body),
+          name: 'Logged Tracker',
+          redirect_uris: 'https://tracker.example/cb',
+          type: 'confidential',
+        }),
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      const firstSecret = /id="client-secret"[^>]*value="([A-Za-z0-9_-]{43})"/s.exec(made.body)?.[1];
+      assert.ok(firstSecret);
+      const [row] = await h.store.db
+        .selectFrom('oauth_clients')
+        .selectAll()
+        .where('owner_id', '=', owner.id)
+        .execute();
+      assert.ok(row);
+      const confirm = await browser.get(`/applications/${row.id}/secret`);
+      const rotated = await browser.post(`/applications/${row.id}/secret`, {
+        _csrf: csrfOf(confirm.body),
+        end_tokens: 'yes',
+      });
+      assert.equal(rotated.statusCode, 200, rotated.body);
+      const secondSecret = /id="client-secret"[^>]*value="([A-Za-z0-9_-]{43})"/s.exec(rotated.body)?.[1];
+      assert.ok(secondSecret);
+      const deleteForm = await browser.get(`/applications/${row.id}/delete`);
+      const deleted = await browser.post(`/applications/${row.id}/delete`, {
+        _csrf: csrfOf(deleteForm.body),
+      });
+      assert.equal(deleted.statusCode, 303, deleted.body);
+
+      const log = await logOf(h, owner.id);
+      const registeredEvent = one(log, 'app.registered');
+      assert.deepEqual(
+        [
+          registeredEvent.means,
+          registeredEvent.client_id,
+          registeredEvent.address,
+          registeredEvent.user_agent,
+        ],
+        ['web', row.id, '127.0.0.1', AGENT],
+      );
+      const rotatedEvent = one(log, 'app.secret_rotated', 'tokens ended');
+      assert.deepEqual([rotatedEvent.means, rotatedEvent.client_id], ['web', row.id]);
+      assert.deepEqual([one(log, 'app.deleted').means, one(log, 'app.deleted').client_id], ['web', row.id]);
+      await until('both published', () => received.length >= 2);
+      assert.deepEqual(received.map((e) => [e.kind, e.client_id, e.user_id]).sort(), [
+        ['app.deleted', row.id, owner.id],
+        ['app.secret_rotated', row.id, owner.id],
+      ]);
+      const page = (await browser.get('/security-log')).body;
+      for (const label of ['Application registered', 'Application secret rotated', 'Application deleted'])
+        assert.ok(tableOf(page).includes(`data-label="Event">${label}<`), label);
+      const text = JSON.stringify([log, received]) + page;
+      for (const secret of [firstSecret, secondSecret, owner.password, hashTokenSecret(firstSecret)])
+        assert.ok(!text.includes(secret), 'no secret in the log, the page or an event');
     });
 
     it("shows a user only their own log, never another's", async (t) => {

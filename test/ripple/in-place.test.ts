@@ -14,6 +14,7 @@ import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { loadConfig } from '../../src/config.ts';
 import { migrateDatabase, openStore, showPendingMigrations } from '../../src/store/database.ts';
 import { FAMILY_CHANGES } from '../../src/store/ripple.ts';
+import { fixTokenPrivileges } from '../../src/tokens/repository.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTokend } from '../helpers/real-server.ts';
@@ -268,6 +269,17 @@ describe(
         (await listed(app, adminToken.secret)).map((tk) => tk.description),
         ['plain'],
       );
+      // nor stops a fix of every user's tokens (MariaDB's strict mode would refuse to read '1abc' as a
+      // number there): the greedy row is limited, the rows of nobody are left as they are.
+      const fixed = await fixTokenPrivileges(app.store.db, { kind: 'all' });
+      assert.equal(fixed.rows, 1, 'the greedy row, and only it, is rewritten');
+      const [rows] = await db.family.query<RowDataPacket[]>('SELECT id, user, privileges FROM tokens');
+      assert.equal(rows.find((r) => r.id === greedy.id)?.privileges, limit(ALL_TOKEN_PRIVILEGES, PLAYER));
+      for (const form of forms)
+        assert.ok(
+          rows.filter((r) => r.user === form).every((r) => r.privileges === T.ManageUser),
+          JSON.stringify(form),
+        );
     });
 
     it("writes every row so that the family's programs read it, and none of tokend's secrets works there", async (t) => {
