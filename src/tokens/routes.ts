@@ -19,6 +19,7 @@ import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './r
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
 import { descriptionProblem } from './description.ts';
+import { presentTime } from './time-format.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { decimalInteger } from '../decimal-integer.ts';
 import { firstValue } from '../http/first-value.ts';
@@ -26,6 +27,7 @@ import { clientAddress, clientGone } from '../http/client-address.ts';
 import {
   createSchema,
   deleteByIdSchema,
+  TOKEN_ID_SEGMENT,
   deleteSelfSchema,
   fixPrivilegesSchema,
   listSchema,
@@ -74,6 +76,7 @@ export function lacksPrivileges(
 export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<JsonSchemaToTsProvider>();
   const { store, passwords, loginLimiter, lastUsed, credentials, jobs, clock } = app.tokend;
+  const timeFormat = app.tokend.config.rippleTimeFormat;
 
   const create: Handler<typeof createSchema> = async (request, reply) => {
     const body = request.body;
@@ -199,7 +202,8 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         : await listPublicTokens(store.db, identity.userId, limit, offset, now, id);
     const tokens = rows.map((t) => {
       const pending = lastUsed.pendingUse(t.id);
-      return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;
+      const used = pending !== undefined && pending > t.last_updated ? pending : t.last_updated;
+      return { ...t, last_updated: presentTime(used, timeFormat) };
     });
     return sendEnvelope(reply, 200, 'ok', { tokens });
   });
@@ -214,7 +218,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
           id: identity.tokenId,
           privileges: identity.privileges,
           description: identity.description,
-          last_updated: identity.lastUpdated,
+          last_updated: presentTime(identity.lastUpdated, timeFormat),
         });
       case 'bearer':
         return sendEnvelope(reply, 200, 'ok', {
@@ -242,6 +246,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   app.delete('/tokens/self', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
 
   // Static segments win over parameters in the router, so /tokens/self and /tokens/self/delete stay as above.
+  // The id is digits by its route (TOKEN_ID_SEGMENT); one beyond any stored id is no token of the caller's.
   const deleteById: Handler<typeof deleteByIdSchema> = async (request, reply) => {
     const identity = request.identity ?? NO_IDENTITY;
     if (identity.kind === 'none')
@@ -254,12 +259,6 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
       );
     const refused = lacksPrivileges(identity, REVOKE_BY_ID_NEEDS, reply);
     if (refused) return refused;
-    if (request.validationError)
-      return sendEnvelope(
-        reply,
-        400,
-        `The token id must be a positive integer; got ${JSON.stringify(request.params.id)}.`,
-      );
     const tokenId = Number(request.params.id);
     // The same answer whether the id is someone else's or does not exist.
     const deleted =
@@ -270,10 +269,12 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     lastUsed.forget(tokenId);
     return sendEnvelope(reply, 200, 'The token has been deleted.');
   };
-  // attachValidation: the credential and its privileges are checked first (401), then the id (400).
-  const byId = { schema: deleteByIdSchema, attachValidation: true, config: { identify: true } };
-  app.post('/tokens/:id/delete', byId, deleteById);
-  app.delete('/tokens/:id', byId, deleteById);
+  // Only digits are a token id: any other segment after /tokens/ is no path at all (the 404 with
+  // X-Real-404, as in the Ripple family), and names no method in an Allow header (/tokens/new,
+  // /tokens/fix_privileges).
+  const byId = { schema: deleteByIdSchema, config: { identify: true } };
+  app.post(`/tokens/:id(${TOKEN_ID_SEGMENT})/delete`, byId, deleteById);
+  app.delete(`/tokens/:id(${TOKEN_ID_SEGMENT})`, byId, deleteById);
 
   app.post(
     '/tokens/fix_privileges',
