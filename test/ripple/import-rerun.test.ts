@@ -7,6 +7,9 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createConnection, type Connection, type ResultSetHeader } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import type { FastifyInstance } from 'fastify';
@@ -172,6 +175,39 @@ for (const dialect of DIALECTS) {
         const fourth = (await h.json(from)) as unknown as ImportSummary;
         assert.equal(fourth.tokens.imported, 1);
         assert.equal((await selfOf(app, 'next')).id, next);
+      });
+
+      it('keeps the range left to the source in a copy made by export and import', async (t) => {
+        const { url, c } = await familySource(t);
+        const alice = await insertUser(c, { username: 'Alice', password: 'alice password', privileges: 3 });
+        for (let i = 0; i < 2; i++) await insertToken(c, alice, `before ${i}`, 2 | 4);
+        // Imported, then copied to another tokend database before tokend made anything of its own.
+        const first = await cliHarness(t, 'sqlite');
+        await first.json(['import-ripple', '--from', url]);
+        const dir = mkdtempSync(join(tmpdir(), 'tokend-rerun-'));
+        t.after(() => rmSync(dir, { recursive: true, force: true }));
+        const file = join(dir, 'export.jsonl');
+        await first.json(['export', '--file', file]);
+        const h = await cliHarness(t, dialect);
+        await h.json(['import', '--file', file]);
+        // The copy serves and makes tokens; the source makes more; the next run brings them all.
+        const app = await h.app();
+        const ours: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          const r = await login(app, 'alice', 'alice password');
+          assert.equal(r.statusCode, 200, r.body);
+          ours.push((await selfOf(app, (r.json() as { token: string }).token)).id);
+        }
+        const after: number[] = [];
+        for (let i = 0; i < 3; i++) after.push(await insertToken(c, alice, `after ${i}`, 2 | 4));
+        assert.ok(
+          ours.every((id) => !after.includes(id)),
+          `tokend's ${ours.join(', ')}`,
+        );
+        const again = (await h.json(['import-ripple', '--from', url])) as unknown as ImportSummary;
+        assert.deepEqual(again.skipped, { count: 0, rows: [] });
+        assert.deepEqual([again.tokens.imported, again.tokens.already_present], [3, 2]);
+        for (let i = 0; i < 3; i++) assert.equal((await selfOf(app, `after ${i}`)).id, after[i]);
       });
 
       it("keeps a banned user's token privileges: powerless while banned, back on unban", async (t) => {
