@@ -10,12 +10,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createConnection, type Connection, type ResultSetHeader } from 'mysql2/promise';
+import type { Connection, ResultSetHeader } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import type { FastifyInstance } from 'fastify';
-import { DIALECTS, IN_CI, answers } from '../helpers/dialects.ts';
-import { createTestDatabase } from '../helpers/databases.ts';
-import { createRippleTables } from '../helpers/ripple-schema.ts';
+import { DIALECTS } from '../helpers/dialects.ts';
+import { createRippleSource, rippleSourceProblem } from '../helpers/ripple-schema.ts';
 import { cliHarness } from '../helpers/cli.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
 import type { ImportSummary } from '../../src/ripple/import.ts';
@@ -23,18 +22,12 @@ import type { ImportSummary } from '../../src/ripple/import.ts';
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 const ADMIN = 8 | 16 | 32; // AdminAccessRAP, AdminManageUsers, AdminBanUsers: ManageUser needs all three
 
-const mysqlProblem = await answers('mysql');
-if (mysqlProblem !== undefined && IN_CI)
-  throw new Error(`CI=true but MariaDB does not answer: ${mysqlProblem}`);
+const mysqlProblem = await rippleSourceProblem();
 
 /** A source database with the family's tables, and a connection to write it as the family does. */
 async function familySource(t: TestContext) {
-  const source = await createTestDatabase('mysql');
-  t.after(() => source.drop());
-  const c = await createConnection({ uri: source.url });
-  t.after(() => c.end());
-  await createRippleTables(c);
-  return { url: source.url, c };
+  const { url, connection } = await createRippleSource(t);
+  return { url, c: connection };
 }
 
 /** A user as the family's website signs one up: the id from AUTO_INCREMENT unless given. */
