@@ -13,7 +13,7 @@ import type { Db, Store } from '../store/database.ts';
 import type { Database } from '../store/schema.ts';
 import type { Clock } from './clock.ts';
 import { liveAt } from './live.ts';
-import { effectivePrivileges } from './privileges.ts';
+import { effectivePrivileges, isBanned } from './privileges.ts';
 import { hashTokenSecret, legacyTokenHash } from './secret.ts';
 import type { LastUsedBatcher } from './last-used.ts';
 import { deleteTokenById } from './revocation.ts';
@@ -23,6 +23,7 @@ export interface TokenIdentity {
   kind: 'token';
   tokenId: number;
   userId: number;
+  username: string;
   userPrivileges: number;
   /** limit(stored, owner's current privileges); 0 for a banned owner */
   privileges: number;
@@ -56,7 +57,32 @@ export interface BearerIdentity {
   client: BearerClient;
 }
 
-export type Identity = { kind: 'none' } | TokenIdentity | BearerIdentity;
+/**
+ * An access token of no user: the client credentials grant's, for its application alone. It reads itself
+ * and is accepted by introspection and revocation; it carries no privileges and no user, so every
+ * operation on a user's data refuses it (it has no userId to read by).
+ */
+export interface ClientIdentity {
+  kind: 'client';
+  tokenId: number;
+  /** always 0: no user's privilege is the application's */
+  privileges: 0;
+  scope: string;
+  /** RFC 3339 */
+  created: string;
+  /** Unix seconds */
+  createdAt: number;
+  /** Unix seconds */
+  expiresAt: number;
+  client: BearerClient;
+  /** the application's owner is banned: its tokens are inactive to introspection */
+  ownerBanned: boolean;
+}
+
+/** An OAuth access token: for a user (bearer) or for its application alone (client). */
+export type AccessTokenIdentity = BearerIdentity | ClientIdentity;
+
+export type Identity = { kind: 'none' } | TokenIdentity | AccessTokenIdentity;
 export const NO_IDENTITY: Identity = Object.freeze({ kind: 'none' });
 
 /** Most credentials one lookup query carries. */
@@ -80,10 +106,13 @@ export interface TokenWithOwner {
   user_privileges: number;
 }
 
-/** A live access token joined with its client and its owner as stored now. */
+/**
+ * A live access token joined with its client and its owner as stored now. A token of no user (user_id
+ * null) is joined with its client's owner instead, whose privileges say whether the owner is banned.
+ */
 export interface BearerRow {
   id: number;
-  user_id: number;
+  user_id: number | null;
   scope: string;
   created_at: number;
   expires_at: number;
@@ -236,9 +265,9 @@ export interface CredentialCore {
   /** The live web session with this secret, or undefined for anything else (an API or bearer token too). */
   session(secret: string | undefined): Promise<Session | undefined>;
   /** The live OAuth access token with this secret, or undefined (introspection and revocation ask). */
-  bearer(secret: string): Promise<BearerIdentity | undefined>;
-  /** Ends the credential an identity came from: the API token, or the whole grant of a bearer token. */
-  end(identity: TokenIdentity | BearerIdentity): Promise<void>;
+  bearer(secret: string): Promise<AccessTokenIdentity | undefined>;
+  /** Ends the credential an identity came from: the API token, or the whole grant of an access token. */
+  end(identity: TokenIdentity | AccessTokenIdentity): Promise<void>;
 }
 
 export interface CredentialCoreDeps {
@@ -259,14 +288,34 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       kind: 'token',
       tokenId: row.id,
       userId: row.user_id,
+      username: row.username,
       userPrivileges: row.user_privileges,
       privileges: effectivePrivileges(row.privileges, row.user_privileges),
       description: row.description,
       lastUpdated: row.at,
     };
   };
-  const fromBearer = (row: BearerRow): BearerIdentity => {
+  const fromBearer = (row: BearerRow): AccessTokenIdentity => {
     const userPrivileges = Number(row.user_privileges);
+    const client = {
+      id: row.client_id,
+      name: row.client_name,
+      owner_id: row.client_owner_id,
+      avatar: row.client_avatar,
+    };
+    const createdAt = Number(row.created_at);
+    if (row.user_id === null)
+      return {
+        kind: 'client',
+        tokenId: row.id,
+        privileges: 0,
+        scope: row.scope,
+        created: rfc3339(createdAt),
+        createdAt,
+        expiresAt: Number(row.expires_at),
+        client,
+        ownerBanned: isBanned(userPrivileges),
+      };
     return {
       kind: 'bearer',
       tokenId: row.id,
@@ -275,15 +324,10 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       userPrivileges,
       privileges: effectivePrivileges(bearerTokens.scopePrivileges(row.scope), userPrivileges),
       scope: row.scope,
-      created: rfc3339(Number(row.created_at)),
-      createdAt: Number(row.created_at),
+      created: rfc3339(createdAt),
+      createdAt,
       expiresAt: Number(row.expires_at),
-      client: {
-        id: row.client_id,
-        name: row.client_name,
-        owner_id: row.client_owner_id,
-        avatar: row.client_avatar,
-      },
+      client,
     };
   };
   const byToken = (secret: string): Promise<Identity> => lookup.token(secret).then(fromToken);
@@ -318,7 +362,8 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
         lastUsed.forget(identity.tokenId);
         await deleteTokenById(store.db, identity.tokenId);
       } else {
-        // The whole grant: a refresh token left behind would mint a new access token at once.
+        // The whole grant: a refresh token left behind would mint a new access token at once. A client
+        // credentials token is a grant of its own (its family is its alone).
         await bearerTokens.endGrant(store.db, identity.tokenId);
       }
     },

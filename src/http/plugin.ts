@@ -1,11 +1,13 @@
 // Adds request.identity, resolved before the handler on routes whose config says `identify: true`.
 // This plugin only reads the credential from the request; the credential core (src/auth/credentials.ts)
-// turns it into an identity.
+// turns it into an identity. A bearer value that matches nothing gets RFC 6750's invalid_token challenge
+// here, for every route (src/http/bearer-challenge.ts).
 import fp from 'fastify-plugin';
 import type { preHandlerHookHandler } from 'fastify';
 import type { CredentialCore, Identity } from '../auth/credentials.ts';
 import { readCredential } from './credentials.ts';
 import { sendEnvelope } from './envelope.ts';
+import { UNKNOWN_BEARER, challenge } from './bearer-challenge.ts';
 import { sentFromOrigin, serverOrigin } from './origin.ts';
 
 declare module 'fastify' {
@@ -34,6 +36,7 @@ export const identityPlugin = fp<IdentityPluginOptions>(
     const resolveIdentity: preHandlerHookHandler = (request, reply, done) => {
       if (request.routeOptions.config.identify !== true) return done();
       let identity: Identity | Promise<Identity>;
+      let presentedBearer = false;
       try {
         const credential = readCredential(request);
         // Browsers send the cookie with requests that other sites start: a write that only the cookie
@@ -51,21 +54,19 @@ export const identityPlugin = fp<IdentityPluginOptions>(
           );
           return;
         }
-        identity = credentials.identify(credential?.value, credential?.source === 'bearer');
+        presentedBearer = credential?.source === 'bearer';
+        identity = credentials.identify(credential?.value, presentedBearer);
       } catch (err) {
         return done(err as Error);
       }
-      if (!(identity instanceof Promise)) {
-        request.identity = identity;
-        return done();
-      }
-      identity.then(
-        (resolved) => {
-          request.identity = resolved;
-          done();
-        },
-        (err: unknown) => done(err as Error),
-      );
+      const settle = (resolved: Identity) => {
+        request.identity = resolved;
+        // RFC 6750 §3.1: a bearer value that matches nothing; the route's own answer stays as it is.
+        if (presentedBearer && resolved.kind === 'none') challenge(reply, UNKNOWN_BEARER);
+        done();
+      };
+      if (!(identity instanceof Promise)) return settle(identity);
+      identity.then(settle, (err: unknown) => done(err as Error));
     };
     app.addHook('preHandler', resolveIdentity);
   },

@@ -1,6 +1,7 @@
 // The OAuth access tokens as a kind of credential of the credential core (src/auth/credentials.ts), which
 // app.ts registers with it: the core looks them up, by hash and live by its rule, through this query;
-// a bearer identity carries its scopes' privileges; ending one ends its whole grant.
+// a bearer identity carries its scopes' privileges; a token of no user (the client credentials grant) is
+// the application's own; ending one ends its whole grant.
 import type { BearerTokens } from '../auth/credentials.ts';
 import { revokeGrantOfAccessToken } from './repository.ts';
 import { scopePrivileges } from './scopes.ts';
@@ -10,7 +11,13 @@ export const bearerTokens: BearerTokens = {
     db
       .selectFrom('oauth_access_tokens')
       .innerJoin('oauth_clients', 'oauth_clients.id', 'oauth_access_tokens.client_id')
-      .innerJoin('users', 'users.id', 'oauth_access_tokens.user_id')
+      // The token's user; for a token of no user (client credentials), the application's owner, whom the
+      // core reads only to know whether the owner is banned.
+      .innerJoin('users', (join) =>
+        join.on((eb) =>
+          eb('users.id', '=', eb.fn.coalesce('oauth_access_tokens.user_id', 'oauth_clients.owner_id')),
+        ),
+      )
       .select([
         'oauth_access_tokens.id',
         'oauth_access_tokens.user_id',

@@ -19,7 +19,7 @@ export interface OAuthDeps {
 
 /** What the token endpoint and its grants need besides: the token endpoint's rate limits. */
 export interface TokenEndpointDeps extends OAuthDeps {
-  limits: Pick<TokenLimits, 'admit'>;
+  limits: Pick<TokenLimits, 'admit' | 'admitApplication'>;
 }
 
 /** What the consent page needs besides: the web session's rules (the consent form needs sudo mode). */

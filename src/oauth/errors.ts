@@ -25,6 +25,11 @@ export class InvalidGrant extends OAuthError {
   readonly error = 'invalid_grant';
 }
 
+/** RFC 6749 §5.2: the client may not use this grant (a public client asking for client credentials). */
+export class UnauthorizedClient extends OAuthError {
+  readonly error = 'unauthorized_client';
+}
+
 export class UnsupportedGrantType extends OAuthError {
   readonly error = 'unsupported_grant_type';
 }

@@ -5,13 +5,14 @@
 //   a new grant beyond either ends the grant refreshed longest ago, every token of it;
 // - a grant's access tokens: the newest ACCESS_TOKENS_PER_GRANT; a refresh ends the older ones;
 // - a user's codes not yet exchanged, by the same two numbers: a new code beyond them ends the oldest;
-// - a rotated refresh token is kept SPENT_REFRESH_TOKEN_KEEP_S for reuse detection, then swept.
+// - a rotated refresh token is kept SPENT_REFRESH_TOKEN_KEEP_S for reuse detection, then swept;
+// - an application's own tokens (client credentials, no user): OAUTH_GRANTS_PER_CLIENT_MAX live ones.
 // The token endpoint's rate limits (src/oauth/token-limits.ts) bound how fast rotated tokens pile up.
 import type { OAuthGrantBounds } from '../config.ts';
 import { endOldestBeyond } from '../auth/mint.ts';
 import type { Db } from '../store/database.ts';
 import {
-  accessTokenIdsOfFamily,
+  accessTokenIdsNewestFirst,
   claimCode,
   claimRefreshToken,
   deleteAccessTokens,
@@ -19,6 +20,7 @@ import {
   insertAccessToken,
   insertRefreshToken,
   liveGrantFamilies,
+  lockClient,
   lockUser,
   revokeFamilies,
   unexchangedCodes,
@@ -67,7 +69,12 @@ export interface TokenResponse {
   scope: string;
 }
 
-export async function issueAccessToken(db: Db, grant: Grant, now: number): Promise<TokenResponse> {
+/** A grant's access token; `userId` null: an application's own (client credentials), for no user. */
+export async function issueAccessToken(
+  db: Db,
+  grant: Omit<Grant, 'userId'> & { userId: number | null },
+  now: number,
+): Promise<TokenResponse> {
   const accessToken = newOAuthSecret();
   await insertAccessToken(db, {
     token_hash: sha256Hex(accessToken),
@@ -156,7 +163,33 @@ export async function rotateGrant(
   const response = await issueTokenPair(db, grant, now, refreshScope);
   await endOldestBeyond(
     ACCESS_TOKENS_PER_GRANT,
-    (offset, limit) => accessTokenIdsOfFamily(db, grant.family, offset, limit),
+    (offset, limit) => accessTokenIdsNewestFirst(db, { family: grant.family }, offset, limit),
+    (ids) => deleteAccessTokens(db, ids),
+  );
+  return response;
+}
+
+/**
+ * The client credentials grant (RFC 6749 §4.4): an access token of the application alone, for no user,
+ * with no refresh token; it lives ACCESS_TOKEN_TTL_S like any access token, and the application asks for
+ * another when it ends. Each is a grant of its own (a random family). An application keeps at most
+ * `bounds.perClient` (OAUTH_GRANTS_PER_CLIENT_MAX) live tokens of its own: a new one beyond ends the
+ * oldest, so one application cannot pile up rows. Run it in a transaction; it locks the client's row
+ * first, so two requests never end each other's tokens out of order.
+ */
+export async function issueApplicationToken(
+  db: Db,
+  clientId: string,
+  scope: string,
+  now: number,
+  bounds: OAuthGrantBounds,
+): Promise<TokenResponse> {
+  await lockClient(db, clientId);
+  const family = sha256Hex(newOAuthSecret());
+  const response = await issueAccessToken(db, { clientId, userId: null, scope, family }, now);
+  await endOldestBeyond(
+    bounds.perClient,
+    (offset, limit) => accessTokenIdsNewestFirst(db, { applicationOwn: clientId }, offset, limit),
     (ids) => deleteAccessTokens(db, ids),
   );
   return response;

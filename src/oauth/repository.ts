@@ -194,17 +194,27 @@ export async function liveGrantFamilies(
   return rows.map((r) => r.family);
 }
 
-/** The ids of one grant's access tokens, newest first. */
-export async function accessTokenIdsOfFamily(
+/** Locks the client's row until the transaction ends, as lockUser does a user's (its own tokens' bound). */
+export async function lockClient(db: Db, clientId: string): Promise<void> {
+  await forUpdate(db, db.selectFrom('oauth_clients').select('id').where('id', '=', clientId)).execute();
+}
+
+/**
+ * Access token ids, newest first: one grant's (`family`), or an application's own tokens (client
+ * credentials: no user; through the (user_id, client_id) index).
+ */
+export async function accessTokenIdsNewestFirst(
   db: Db,
-  family: string,
+  of: { family: string } | { applicationOwn: string },
   offset: number,
   limit: number,
 ): Promise<number[]> {
-  const rows = await db
-    .selectFrom('oauth_access_tokens')
-    .select('id')
-    .where('family', '=', family)
+  const query = db.selectFrom('oauth_access_tokens').select('id');
+  const rows = await (
+    'family' in of
+      ? query.where('family', '=', of.family)
+      : query.where('user_id', 'is', null).where('client_id', '=', of.applicationOwn)
+  )
     .orderBy('id', 'desc')
     .offset(offset)
     .limit(limit)

@@ -4,7 +4,9 @@
 // unexpired, with its redirect_uri and code_verifier; or a live refresh token of this client. So whoever
 // holds someone's code without its verifier (or an expired code or refresh token) cannot spend the user's
 // budget; the code's own bound on attempts (CODE_ATTEMPTS_MAX, src/oauth/issue.ts) ends such a flood.
-// A reused code or rotated refresh token revokes its grant before, uncounted. Beyond either limit a
+// A reused code or rotated refresh token revokes its grant before, uncounted. The client credentials grant
+// (an application's own token, no user) is counted per application once its secret is checked, against
+// OAUTH_TOKEN_RATE_LIMIT too, under a key of its own. Beyond either limit a
 // request is refused with `slow_down` (HTTP 429, Retry-After) and issues nothing. The per-user count is
 // asked only for a request its application's limit allowed, so a request refused for its application
 // costs the user nothing: one application alone spends at most OAUTH_TOKEN_RATE_LIMIT of the user's
@@ -43,6 +45,17 @@ export class TokenLimits {
       throw slowDown('Too many token requests from this application for this user', client.msBeforeNext);
     const user = await this.perUser.count(String(userId));
     if (!user.allowed) throw slowDown('Too many token requests for this user', user.msBeforeNext);
+  }
+
+  /**
+   * Counts one client credentials request of the application `clientId` (it proved itself with its
+   * secret, so no one else can spend this count): the per-application limit, under a key no user's count
+   * shares. Throws SlowDown beyond it.
+   */
+  async admitApplication(clientId: string): Promise<void> {
+    const own = await this.perClient.count(`app:${clientId}`);
+    if (!own.allowed)
+      throw slowDown('Too many client credentials requests from this application', own.msBeforeNext);
   }
 }
 

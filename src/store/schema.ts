@@ -78,12 +78,11 @@ export interface OAuthCodeTable {
   created_at: number;
 }
 
-/** Bearer access tokens issued to clients. */
-export interface OAuthAccessTokenTable {
+/** The columns access and refresh tokens share. */
+interface OAuthTokenColumns {
   id: Generated<number>;
   token_hash: string;
   client_id: string;
-  user_id: number;
   scope: string;
   /** the grant this token descends from (code hash, or a random id for minted tokens) */
   family: string;
@@ -91,8 +90,17 @@ export interface OAuthAccessTokenTable {
   expires_at: number;
 }
 
-/** Refresh tokens: the access token's columns, plus whether it was rotated. */
-export interface OAuthRefreshTokenTable extends OAuthAccessTokenTable {
+/**
+ * Bearer access tokens issued to clients. A token of the client credentials grant belongs to no user
+ * (user_id NULL): it acts for its application alone.
+ */
+export interface OAuthAccessTokenTable extends OAuthTokenColumns {
+  user_id: number | null;
+}
+
+/** Refresh tokens: the access token's columns (always for a user), plus whether it was rotated. */
+export interface OAuthRefreshTokenTable extends OAuthTokenColumns {
+  user_id: number;
   /** 1 once rotated; presenting a used one again revokes its family */
   used: number;
 }

@@ -13,7 +13,8 @@ import type {
 } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { sendEnvelope } from '../http/envelope.ts';
-import { NO_IDENTITY, type Identity } from '../auth/credentials.ts';
+import { refuseAccessToken, refuseApplicationToken } from '../http/bearer-challenge.ts';
+import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/credentials.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
@@ -57,7 +58,10 @@ export const FIX_PRIVILEGES_NEEDS = TokenPrivilege.ManageUser | TokenPrivilege.A
  */
 export const REVOKE_BY_ID_NEEDS = TokenPrivilege.Write;
 
-/** 401 unless the request's effective privileges include every bit of `needed`. */
+/**
+ * 401 unless the request's effective privileges include every bit of `needed` (for an access token, with
+ * RFC 6750's insufficient_scope: no scope carries these privileges).
+ */
 export function lacksPrivileges(
   identity: Identity,
   needed: number,
@@ -66,12 +70,22 @@ export function lacksPrivileges(
   const held = identity.kind === 'none' ? 0 : identity.privileges;
   const missing = missingTokenPrivileges(held, needed);
   if (missing.length === 0) return undefined;
-  return sendEnvelope(
+  return refuseAccessToken(
     reply,
-    401,
+    identity,
     `You don't have the privileges to do this; missing: ${missing.join(', ')}.`,
   );
 }
+
+/** What /tokens/self answers of any access token: the spec's fields, then its client's id and its expiry. */
+const accessTokenFacts = (identity: AccessTokenIdentity) => ({
+  client: identity.client,
+  scope: identity.scope,
+  privileges: identity.privileges,
+  created: identity.created,
+  client_id: identity.client.id,
+  expires_at: identity.expiresAt,
+});
 
 export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<JsonSchemaToTsProvider>();
@@ -168,19 +182,22 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     const identity = request.identity ?? NO_IDENTITY;
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+    if (identity.kind === 'client') return refuseApplicationToken(reply, identity, 'list tokens');
     if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
-      return sendEnvelope(
+      return refuseAccessToken(
         reply,
-        401,
+        identity,
         `This bearer token lacks the scope ${LIST_TOKENS_SCOPE}, which listing your tokens needs.`,
+        { scope: LIST_TOKENS_SCOPE },
       );
     // An application acts for its user only with privileges the user holds now: the scope's privilege,
     // limited by the owner (0 once banned, when introspection also calls the token inactive).
     if (identity.kind === 'bearer' && (identity.privileges & TokenPrivilege.ReadConfidential) === 0)
-      return sendEnvelope(
+      return refuseAccessToken(
         reply,
-        401,
+        identity,
         'This bearer token carries no privileges while its owner is banned: it cannot list tokens.',
+        { ownerBanned: true },
       );
     // ?id=N lists only that token (as the Ripple family's API does); an empty id is no id.
     const rawId = firstValue(request.query.id);
@@ -213,20 +230,26 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     switch (identity.kind) {
       case 'none':
         return sendEnvelope(reply, 404, 'No token is being used in this request.');
+      // The spec's fields, then who signed in: user_id and username (no scope needed: the consent page
+      // promises every application the user's id and username), client_id for an access token.
       case 'token':
         return sendEnvelope(reply, 200, 'ok', {
           id: identity.tokenId,
           privileges: identity.privileges,
           description: identity.description,
           last_updated: presentTime(identity.lastUpdated, timeFormat),
+          user_id: identity.userId,
+          username: identity.username,
         });
       case 'bearer':
         return sendEnvelope(reply, 200, 'ok', {
-          client: identity.client,
-          scope: identity.scope,
-          privileges: identity.privileges,
-          created: identity.created,
+          ...accessTokenFacts(identity),
+          user_id: identity.userId,
+          username: identity.username,
         });
+      // An application's own token: no user_id or username, as it acts for no user.
+      case 'client':
+        return sendEnvelope(reply, 200, 'ok', accessTokenFacts(identity));
     }
   });
 
@@ -237,6 +260,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         return sendEnvelope(reply, 400, 'No token was given, so none was deleted.');
       case 'token':
       case 'bearer':
+      case 'client':
         await credentials.end(identity);
         break;
     }
@@ -251,10 +275,11 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     const identity = request.identity ?? NO_IDENTITY;
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
+    if (identity.kind === 'client') return refuseApplicationToken(reply, identity, 'revoke tokens');
     if (identity.kind === 'bearer')
-      return sendEnvelope(
+      return refuseAccessToken(
         reply,
-        401,
+        identity,
         'A bearer token cannot revoke other tokens: it may only delete itself (/tokens/self). Use an API token.',
       );
     const refused = lacksPrivileges(identity, REVOKE_BY_ID_NEEDS, reply);
@@ -281,6 +306,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     { schema: fixPrivilegesSchema, config: { identify: true } },
     async (request, reply) => {
       const identity = request.identity ?? NO_IDENTITY;
+      if (identity.kind === 'client') return refuseApplicationToken(reply, identity, 'fix privileges');
       const refused = lacksPrivileges(identity, FIX_PRIVILEGES_NEEDS, reply);
       if (refused || identity.kind === 'none') return refused;
       const raw = firstValue(request.query.id);

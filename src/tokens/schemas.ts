@@ -121,6 +121,11 @@ export const listSchema = {
 export const selfSchema = {
   tags: ['tokens'],
   summary: 'Read the token this request is authenticated with',
+  description:
+    'Also who signed in: `user_id` and `username` for an API or bearer token (no scope needed). A token of ' +
+    'the client credentials grant shows its client, scope, privileges 0 and created, and no user. 404 when ' +
+    'the request carries no credential that matches; with `WWW-Authenticate: Bearer error="invalid_token"` ' +
+    'when it was a bearer token.',
   response: {
     200: {
       type: 'object',
@@ -138,6 +143,14 @@ export const selfSchema = {
         },
         scope: { type: 'string' },
         created: { type: 'string' },
+        user_id: {
+          type: 'integer',
+          description:
+            'Who signed in: the user the token acts for (API and bearer tokens; absent for an application’s own token).',
+        },
+        username: { type: 'string', description: 'The username of `user_id`.' },
+        client_id: { type: 'string', description: 'An access token’s client (`client.id`).' },
+        expires_at: { type: 'integer', description: 'An access token’s expiry, Unix seconds.' },
       },
     },
   },

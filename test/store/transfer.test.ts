@@ -15,6 +15,8 @@ import { openStore } from '../../src/store/database.ts';
 import { runCli, onlyJson } from '../helpers/cli.ts';
 import { MAX_ID } from '../../src/store/schema.ts';
 import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
+import { issueAccessToken } from '../../src/oauth/issue.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
   describe(`tokend export from SQLite, tokend import into ${target}`, () => {
@@ -44,6 +46,12 @@ for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
           created_at: 1,
         })
         .execute();
+      // An application's own token (client credentials): a row of no user.
+      const appToken = await issueAccessToken(
+        source.store.db,
+        { clientId: 'client-one', userId: null, scope: '', family: 'c'.repeat(64) },
+        nowSeconds(),
+      );
 
       const dir = mkdtempSync(join(tmpdir(), 'tokend-transfer-'));
       t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -107,6 +115,14 @@ for (const target of DIALECTS.filter((d) => d !== 'sqlite')) {
         .executeTakeFirstOrThrow();
       assert.equal(client.redirect_uris, '["https://one.example/cb"]');
       assert.equal(client.owner_id, alice.id);
+      const own = await app.inject({
+        method: 'GET',
+        url: '/api/v1/tokens/self',
+        headers: { authorization: `Bearer ${appToken.access_token}` },
+      });
+      assert.equal(own.statusCode, 200, own.body);
+      assert.equal(body(own).client_id, 'client-one');
+      assert.equal(body(own).user_id, undefined, 'still the application’s own, for no user');
 
       // A second import into the now non-empty database is refused.
       const twice = await runCli(['import', '--file', file], { env });

@@ -36,7 +36,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('answers id, effective privileges, description and last_updated at the top level', async () => {
+    it('answers id, effective privileges, description and last_updated at the top level, and who signed in', async () => {
       const h = harness();
       const user = await h.createUser();
       const token = await h.createToken(user.id, { privileges: 2 | 4 | 2048, description: 'desk app' });
@@ -51,9 +51,13 @@ for (const dialect of DIALECTS) {
         'last_updated',
         'message',
         'privileges',
+        'user_id',
+        'username',
       ]);
       assert.equal(b.code, 200);
       assert.equal(b.id, token.id);
+      assert.equal(b.user_id, user.id);
+      assert.equal(b.username, user.username);
       assert.equal(b.privileges, 6); // APIMeta needs AdminManageServer
       assert.equal(b.description, 'desk app');
       assert.ok(

@@ -1,5 +1,6 @@
 // POST /oauth/introspect (RFC 7662): a confidential client asks whether a token is active. A client
 // sees only tokens issued to itself; any other, and every revoked or expired one, is {"active": false}.
+// A client credentials token (no user) is active without sub or username; a banned owner's is inactive.
 // An access token is found through the credential core, as an API request's bearer token is.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isLive } from '../../auth/live.ts';
@@ -16,12 +17,19 @@ import { sha256Hex } from '../secrets.ts';
 
 const INACTIVE = Object.freeze({ active: false });
 
+/** The user a token acts for, as stored now. */
+interface TokenUser {
+  id: number;
+  username: string;
+  privileges: number;
+}
+
 /** What an active token's answer says. */
 interface TokenFacts {
-  user_id: number;
-  username: string;
-  /** the owner's privileges as stored now */
-  user_privileges: number;
+  /** undefined: an application's own token (client credentials), which acts for no user */
+  user: TokenUser | undefined;
+  /** whose ban makes the token inactive: its user's, or for an application's own token its owner's */
+  banned: boolean;
   client_id: string;
   scope: string;
   created_at: number;
@@ -36,31 +44,33 @@ async function findLiveToken(
 ): Promise<TokenFacts | undefined> {
   const asAccess = async (): Promise<TokenFacts | undefined> => {
     const bearer = await deps.credentials.bearer(token);
-    return (
-      bearer && {
-        user_id: bearer.userId,
-        username: bearer.username,
-        user_privileges: bearer.userPrivileges,
-        client_id: bearer.client.id,
-        scope: bearer.scope,
-        created_at: bearer.createdAt,
-        expires_at: bearer.expiresAt,
-        token_type: 'Bearer',
-      }
-    );
+    if (!bearer) return undefined;
+    const common = {
+      client_id: bearer.client.id,
+      scope: bearer.scope,
+      created_at: bearer.createdAt,
+      expires_at: bearer.expiresAt,
+      token_type: 'Bearer',
+    };
+    if (bearer.kind === 'client') return { ...common, user: undefined, banned: bearer.ownerBanned };
+    const user = { id: bearer.userId, username: bearer.username, privileges: bearer.userPrivileges };
+    return { ...common, user, banned: isBanned(user.privileges) };
   };
   const asRefresh = async (): Promise<TokenFacts | undefined> => {
     const row = await findRefreshTokenByHash(deps.db, sha256Hex(token));
     if (!row || !isLive(row, deps.now())) return undefined;
     const owner = await findUserById(deps.db, row.user_id);
-    return (
-      owner && {
-        ...row,
-        username: owner.username,
-        user_privileges: Number(owner.privileges),
-        token_type: 'refresh_token',
-      }
-    );
+    if (!owner) return undefined;
+    const user = { id: owner.id, username: owner.username, privileges: Number(owner.privileges) };
+    return {
+      user,
+      banned: isBanned(user.privileges),
+      client_id: row.client_id,
+      scope: row.scope,
+      created_at: row.created_at,
+      expires_at: row.expires_at,
+      token_type: 'refresh_token',
+    };
   };
   const order = hint === 'refresh_token' ? [asRefresh, asAccess] : [asAccess, asRefresh];
   for (const find of order) {
@@ -78,18 +88,22 @@ export function introspectEndpoint(deps: OAuthDeps) {
       throw new InvalidClient('Introspection needs client authentication; public clients cannot use it.');
     const token = await findLiveToken(deps, required(params, 'token'), params.token_type_hint);
     // A banned owner's tokens act for no one: inactive, as if revoked.
-    if (!token || token.client_id !== client.id || isBanned(token.user_privileges))
-      return noStore(reply).send(INACTIVE);
-    return noStore(reply).send({
+    if (!token || token.client_id !== client.id || token.banned) return noStore(reply).send(INACTIVE);
+    const facts = {
       active: true,
       scope: token.scope,
       client_id: token.client_id,
-      username: token.username,
       token_type: token.token_type,
       exp: Number(token.expires_at),
       iat: Number(token.created_at),
-      sub: String(token.user_id),
-      privileges: effectivePrivileges(scopePrivileges(token.scope), token.user_privileges),
+    };
+    // An application's own token claims no user: no sub, no username, no privileges.
+    if (!token.user) return noStore(reply).send({ ...facts, privileges: 0 });
+    return noStore(reply).send({
+      ...facts,
+      username: token.user.username,
+      sub: String(token.user.id),
+      privileges: effectivePrivileges(scopePrivileges(token.scope), token.user.privileges),
     });
   };
 }

@@ -9,6 +9,7 @@ import { formParams, type Params } from '../params.ts';
 import { noStore } from '../respond.ts';
 import * as authorizationCode from '../grants/authorization-code.ts';
 import * as refreshToken from '../grants/refresh-token.ts';
+import * as clientCredentials from '../grants/client-credentials.ts';
 
 interface GrantModule {
   grantType: string;
@@ -16,7 +17,7 @@ interface GrantModule {
 }
 
 const GRANTS: ReadonlyMap<string, GrantModule> = new Map(
-  [authorizationCode, refreshToken].map((grant) => [grant.grantType, grant]),
+  [authorizationCode, refreshToken, clientCredentials].map((grant) => [grant.grantType, grant]),
 );
 
 export const GRANT_TYPES = [...GRANTS.keys()];
