@@ -12,8 +12,10 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
-import { openStore, type Dialect } from '../src/store/database.ts';
-import { createTestDatabase } from '../test/helpers/databases.ts';
+import { createConnection } from 'mysql2/promise';
+import { migrateDatabase, openStore } from '../src/store/database.ts';
+import { createTestDatabase, type TestDatabase } from '../test/helpers/databases.ts';
+import { createRippleTables } from '../test/helpers/ripple-schema.ts';
 import { DIALECTS } from '../test/helpers/dialects.ts';
 import { ROOT } from './processes.ts';
 import { DEFAULT_SPEC, seed } from './seed.ts';
@@ -33,6 +35,7 @@ import {
   fmt,
   progress,
   startTokend,
+  type Backend,
   type Context,
   type Options,
   type OwnScenario,
@@ -77,16 +80,19 @@ function parseOptions(): Options {
     scenarios.add(n);
   }
   const wantedBackends = list(values.backends);
-  let backends: Dialect[];
-  if (wantedBackends === undefined) backends = values.quick ? ['sqlite'] : [...DIALECTS];
+  let backends: Backend[];
+  // ripple (in place on a family database) runs wherever MariaDB answers
+  const answering: Backend[] = DIALECTS.includes('mysql') ? [...DIALECTS, 'ripple'] : [...DIALECTS];
+  if (wantedBackends === undefined) backends = values.quick ? ['sqlite'] : answering;
   else {
     backends = [];
     for (const b of wantedBackends) {
-      const dialect = (b === 'mariadb' ? 'mysql' : b) as Dialect;
-      if (!['sqlite', 'postgres', 'mysql'].includes(dialect))
-        throw new Error(`unknown backend ${JSON.stringify(b)}; choose from sqlite, postgres, mysql`);
-      if (!DIALECTS.includes(dialect)) throw new Error(`the ${dialect} server does not answer`);
-      backends.push(dialect);
+      const backend = (b === 'mariadb' ? 'mysql' : b) as Backend;
+      if (!BACKEND_ORDER.includes(backend))
+        throw new Error(`unknown backend ${JSON.stringify(b)}; choose from ${BACKEND_ORDER.join(', ')}`);
+      if (!answering.includes(backend))
+        throw new Error(`the ${backend === 'ripple' ? 'mysql' : backend} server does not answer`);
+      backends.push(backend);
     }
   }
   const seconds = Number(values.seconds ?? (values.quick ? 3 : 10));
@@ -142,10 +148,29 @@ const ON_SHARED_TOKEND: SharedScenario[] = [authenticatedRead, workers, listing,
 const AFTER_SHARED: OwnScenario[] = [loginFlood, loginFloodManyAddresses, oauthRefreshFlood];
 const LAST: OwnScenario[] = [fixPrivileges];
 
-async function runBackend(run: Run, backend: Dialect, primary: boolean) {
+/**
+ * A fresh database for `backend`: ripple's is a MariaDB database with the family's users and tokens
+ * tables and tokend's additions, applied as `tokend migrate` applies them.
+ */
+async function backendDatabase(backend: Backend): Promise<TestDatabase> {
+  if (backend !== 'ripple') return createTestDatabase(backend);
+  const database = await createTestDatabase('mysql');
+  if (database.config.kind !== 'mysql') throw new Error('a family database is MySQL or MariaDB');
+  const family = await createConnection({ uri: database.url });
+  try {
+    await createRippleTables(family);
+  } finally {
+    await family.end();
+  }
+  const config = { ...database.config, schema: 'ripple' as const };
+  await migrateDatabase(config, { explicit: true });
+  return { ...database, config };
+}
+
+async function runBackend(run: Run, backend: Backend, primary: boolean) {
   const applies = (s: Scenario) => run.opts.scenarios.has(s.id) && (primary || !s.firstBackendOnly);
   progress(`${backend}: creating a database`);
-  const database = await createTestDatabase(backend);
+  const database = await backendDatabase(backend);
   try {
     const store = await openStore(database.config, { poolSize: 2, timeoutMs: 60_000 });
     try {
@@ -203,7 +228,9 @@ async function runBackend(run: Run, backend: Dialect, primary: boolean) {
 // ---------------------------------------------------------------- report
 
 const backendName = (b: Row['backend']) =>
-  ({ sqlite: 'SQLite', postgres: 'PostgreSQL', mysql: 'MariaDB' })[b];
+  ({ sqlite: 'SQLite', postgres: 'PostgreSQL', mysql: 'MariaDB', ripple: 'MariaDB, family schema in place' })[
+    b
+  ];
 
 function describeChecks(row: Row): { target: string; met: string } {
   if (row.checks.length === 0) return { target: 'report', met: '—' };
@@ -242,7 +269,7 @@ function table(rows: Row[]): string {
   }
   return lines.join('\n');
 }
-const BACKEND_ORDER: Row['backend'][] = ['sqlite', 'postgres', 'mysql'];
+const BACKEND_ORDER: Backend[] = ['sqlite', 'postgres', 'mysql', 'ripple'];
 
 function gitCommit(): { commit: string; dirty: boolean } {
   try {

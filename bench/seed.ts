@@ -145,24 +145,39 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
     await db.executeQuery(CompiledQuery.raw('PRAGMA cache_size = -262144'));
   }
 
+  // In place (DATABASE_SCHEMA=ripple) the rows go into the family's own tables, in its columns and
+  // types: `user` as text, the token's SHA-256 in `token` as tokend writes it, the password as version 2.
+  const family = store.schema === 'ripple';
   await insertBatches(
     db,
     dialect,
     'users',
-    [
-      ['id', 'int'],
-      ['username', 'text'],
-      ['username_safe', 'text'],
-      ['privileges', 'bigint'],
-      ['password_hash', 'text'],
-      ['password_version', 'int'],
-      ['created_at', 'bigint'],
-    ],
+    family
+      ? [
+          ['id', 'int'],
+          ['username', 'text'],
+          ['username_safe', 'text'],
+          ['privileges', 'bigint'],
+          ['password_md5', 'text'],
+          ['password_version', 'int'],
+          ['register_datetime', 'bigint'],
+          ['email', 'text'],
+        ]
+      : [
+          ['id', 'int'],
+          ['username', 'text'],
+          ['username_safe', 'text'],
+          ['privileges', 'bigint'],
+          ['password_hash', 'text'],
+          ['password_version', 'int'],
+          ['created_at', 'bigint'],
+        ],
     spec.users,
     (i) => {
       const id = i + 1;
       const name = `bench_user_${id}`;
-      return [id, name, name, id === ADMIN_USER_ID ? ADMIN : NORMAL, passwordHash, 2, now];
+      const row = [id, name, name, id === ADMIN_USER_ID ? ADMIN : NORMAL, passwordHash, 2, now];
+      return family ? [...row, `${name}@bench.invalid`] : row;
     },
   );
   let overLimit = 0;
@@ -172,10 +187,10 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
     'tokens',
     [
       ['id', 'int'],
-      ['user_id', 'int'],
+      [family ? '`user`' : 'user_id', 'int'],
       ['privileges', 'bigint'],
       ['description', 'text'],
-      ['token_hash', 'text'],
+      [family ? 'token' : 'token_hash', 'text'],
       ['private', 'smallint'],
       ['last_updated', 'bigint'],
     ],
@@ -184,7 +199,16 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
       const id = i + 1;
       const privileges = privilegesOf(spec, id);
       if (privileges === OVER) overLimit++;
-      return [id, ownerOf(spec, id), privileges, `bench ${id}`, hashTokenSecret(benchSecret(id)), 0, now];
+      const owner = ownerOf(spec, id);
+      return [
+        id,
+        family ? String(owner) : owner,
+        privileges,
+        `bench ${id}`,
+        hashTokenSecret(benchSecret(id)),
+        0,
+        now,
+      ];
     },
   );
   if (dialect === 'postgres') {

@@ -15,11 +15,17 @@ import { BENCH_PASSWORD, benchSecret, hotTokenId, type SeedSpec } from './seed.t
 export const SCENARIO_IDS = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
+/**
+ * What a run measures on: a dialect with tokend's own tables, or `ripple`, tokend in place on a MariaDB
+ * database made with the Ripple family's users and tokens (DATABASE_SCHEMA=ripple).
+ */
+export type Backend = Dialect | 'ripple';
+
 export interface Options {
   quick: boolean;
   check: boolean;
   scenarios: Set<ScenarioId>;
-  backends: Dialect[];
+  backends: Backend[];
   /** Seconds of load per side of each comparison, split over `rounds` alternating runs. */
   seconds: number;
   rounds: number;
@@ -54,7 +60,7 @@ export interface Row {
   /** 0: seeding */
   scenario: ScenarioId | 0;
   title: string;
-  backend: Dialect;
+  backend: Backend;
   tokend: string;
   baseline: string;
   ratio: number | null;
@@ -70,7 +76,7 @@ export interface Row {
 /** What a scenario runs on: the run's options and one backend's seeded database. */
 export interface Context {
   opts: Options;
-  backend: Dialect;
+  backend: Backend;
   database: TestDatabase;
   /** The bench's own handle on the seeded database (not tokend's). */
   store: Store;
@@ -212,8 +218,15 @@ export const describeSettings = (settings: Settings | null): string =>
  * load generator has already sent on a connection being closed (it does not wait for the close), and
  * the baseline has no such cap; a request's own work is the same either way.
  */
-function harnessEnv(database: Pick<TestDatabase, 'url'>): Record<string, string> {
-  return { DATABASE_URL: database.url, MAX_REQUESTS_PER_SOCKET: '0' };
+function harnessEnv(
+  database: Pick<TestDatabase, 'url'> & Partial<Pick<TestDatabase, 'config'>>,
+): Record<string, string> {
+  const inPlace = database.config?.kind === 'mysql' && database.config.schema === 'ripple';
+  return {
+    DATABASE_URL: database.url,
+    ...(inPlace ? { DATABASE_SCHEMA: 'ripple' } : {}),
+    MAX_REQUESTS_PER_SOCKET: '0',
+  };
 }
 
 /** Token creation measured at full speed (scenarios 2 and 3); the limiter itself still runs for every attempt. */
@@ -246,7 +259,7 @@ export function tokendSettings(opts: Pick<Options, 'logLevel'>, scenario: Settin
 
 /** The environment of a tokend with these settings on this database. */
 export const tokendEnv = (
-  database: Pick<TestDatabase, 'url'>,
+  database: Pick<TestDatabase, 'url'> & Partial<Pick<TestDatabase, 'config'>>,
   settings: Settings,
 ): Record<string, string> => ({
   ...settings,

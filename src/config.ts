@@ -4,7 +4,38 @@ import { MAX_HOPS, NAMED_RANGES, trustEntryProblem, trustFunction, type TrustPro
 import { decimalInteger, integerInRange } from './decimal-integer.ts';
 
 export type DatabaseConfig =
-  { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'mysql'; url: string };
+  | { kind: 'sqlite'; path: string }
+  | { kind: 'postgres'; url: string }
+  | {
+      kind: 'mysql';
+      url: string;
+      /**
+       * DATABASE_SCHEMA=ripple: the database is a Ripple-family server's own, served in place (its users and
+       * tokens tables live, tokend's own tables beside them under TOKEND_TABLE_PREFIX: src/store/ripple.ts).
+       */
+      schema?: 'ripple';
+    };
+
+/** DATABASE_SCHEMA's values: tokend's own tables, or a Ripple-family database in place. */
+export const DATABASE_SCHEMAS = ['tokend', 'ripple'] as const;
+
+/** The database of DATABASE_URL in the layout of DATABASE_SCHEMA (a Ripple-family one on MySQL/MariaDB only). */
+export function parseDatabase(url: string, schema: string | undefined): DatabaseConfig {
+  const database = parseDatabaseUrl(url);
+  const layout = schema === undefined || schema.trim() === '' ? 'tokend' : schema.trim();
+  if (!(DATABASE_SCHEMAS as readonly string[]).includes(layout))
+    throw new ConfigError(
+      'DATABASE_SCHEMA',
+      `expected ${DATABASE_SCHEMAS.join(' or ')}; got ${JSON.stringify(schema)}`,
+    );
+  if (layout === 'tokend') return database;
+  if (database.kind !== 'mysql')
+    throw new ConfigError(
+      'DATABASE_SCHEMA',
+      `ripple serves a Ripple-family database in place, which is MySQL or MariaDB: DATABASE_URL must be mysql://… naming that database, not ${database.kind}`,
+    );
+  return { ...database, schema: 'ripple' };
+}
 
 export interface Config {
   database: DatabaseConfig;
@@ -260,7 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl))
     throw new ConfigError('REDIS_URL', `expected redis://… or rediss://…; got ${JSON.stringify(redisUrl)}`);
   return {
-    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/tokend.db'),
+    database: parseDatabase(env.DATABASE_URL ?? 'sqlite:data/tokend.db', env.DATABASE_SCHEMA),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     redisUrl,
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'tokend:',

@@ -63,7 +63,9 @@ export function describeDatabase(database: DatabaseConfig): string {
     case 'postgres':
       return `PostgreSQL at ${redactDatabaseUrl(database.url)}`;
     case 'mysql':
-      return `MySQL/MariaDB at ${redactDatabaseUrl(database.url)}`;
+      return database.schema === 'ripple'
+        ? `the Ripple-family database at ${redactDatabaseUrl(database.url)}, in place (DATABASE_SCHEMA=ripple)`
+        : `MySQL/MariaDB at ${redactDatabaseUrl(database.url)}`;
   }
 }
 
@@ -107,7 +109,8 @@ async function announce(app: FastifyInstance, config: Config): Promise<void> {
     (any) => !any,
     () => false,
   );
-  if (empty)
+  // In place the users are the family's: tokend makes none there (src/cli/in-place.ts).
+  if (empty && app.tokend.store.schema === 'tokend')
     app.log.info(`no user exists yet; create the first one with: ${createUserCommand(config.database)}`);
 }
 

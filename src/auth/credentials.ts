@@ -13,8 +13,8 @@ import type { Db, Store } from '../store/database.ts';
 import type { Database } from '../store/schema.ts';
 import type { Clock } from './clock.ts';
 import { liveAt } from './live.ts';
-import { effectivePrivileges, isBanned } from './privileges.ts';
-import { hashTokenSecret, legacyTokenHash } from './secret.ts';
+import { effectivePrivileges, isBanned, requestedPrivileges } from './privileges.ts';
+import { familyTokenHash, hashTokenSecret, legacyTokenHash } from './secret.ts';
 import type { LastUsedBatcher } from './last-used.ts';
 import { deleteTokenById } from './revocation.ts';
 import type { Session } from './sessions.ts';
@@ -100,6 +100,14 @@ export interface TokenWithOwner {
   /** 1: a web session (src/auth/sessions.ts) */
   session: number;
   password_at: number | null;
+  private: number;
+  /**
+   * Found by the MD5 form of its secret, not by its SHA-256 hash: a token imported from a Ripple-family
+   * database, or one of that database's own in place (DATABASE_SCHEMA=ripple). Never a web session.
+   */
+  md5Form: boolean;
+  /** One of the family's own tokens, in place on its database (md5Form there): its rules apply (privileges.ts). */
+  familyToken: boolean;
   /** the clock's time when it was read: the time the expiry rule was applied, and the time of this use */
   at: number;
   username: string;
@@ -124,7 +132,7 @@ export interface BearerRow {
   user_privileges: number;
 }
 
-type LookupStore = Pick<Store, 'db' | 'hotQuery'>;
+type LookupStore = Pick<Store, 'db' | 'hotQuery' | 'schema'>;
 type Hashed<Row> = Row & { token_hash: string };
 
 /**
@@ -178,9 +186,12 @@ export interface CredentialLookup {
 
 /**
  * The lookups by secret. The token query looks for both stored forms of each secret: its SHA-256
- * hash, and the legacy MD5 form of tokens brought over from a Ripple-family database (secret.ts). A
- * token found by its MD5 form gets its SHA-256 hash stored there and then, before it is answered, so the
- * weak hash is gone after one use. New credentials are only ever stored by their SHA-256 hash.
+ * hash, and the MD5 form of a Ripple-family token (secret.ts). Imported ones (`md5:` and the hex) get
+ * their SHA-256 hash stored there and then, before they are answered, so the weak hash is gone after one
+ * use. In place on a family database (DATABASE_SCHEMA=ripple) the MD5 form is the family's own (the hex
+ * alone), and it stays: the family's programs find their tokens by it. New credentials are only ever
+ * stored by their SHA-256 hash, 64 characters, which no MD5 hex (32) can equal: the family's programs,
+ * which know nothing of tokend's expiry or sessions, never accept a token tokend made.
  */
 export function credentialLookup(
   store: LookupStore,
@@ -198,6 +209,7 @@ export function credentialLookup(
       'tokens.last_updated',
       'tokens.session',
       'tokens.password_at',
+      'tokens.private',
       'users.username',
       'users.privileges as user_privileges',
       'tokens.token_hash',
@@ -205,6 +217,8 @@ export function credentialLookup(
     .where(liveAt('tokens', NOW_PARAMETER));
   // Read with the current time first (the expiry rule's parameter), then the hashes.
   const readTokens = hotReadAnyOf<Hashed<TokenWithOwner>>(store, tokens, 'tokens.token_hash');
+  const inPlace = store.schema === 'ripple';
+  const md5FormOf = inPlace ? familyTokenHash : legacyTokenHash;
   // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
   const upgrade = (id: number, legacy: string, sha: string) =>
     store.db
@@ -216,10 +230,14 @@ export function credentialLookup(
       .catch(() => undefined);
   const token = batched<TokenWithOwner>(async (secrets) => {
     const hashes = secrets.map(hashTokenSecret);
-    const legacy = secrets.map(legacyTokenHash);
+    const legacy = secrets.map(md5FormOf);
     const at = clock();
     const rows = await readTokens([...hashes, ...legacy], [at]);
-    for (const row of rows) row.at = at;
+    for (const row of rows) {
+      row.at = at;
+      row.md5Form = row.token_hash.length !== hashes[0]!.length;
+      row.familyToken = inPlace && row.md5Form;
+    }
     const byHash = new Map(rows.map((row) => [row.token_hash, row]));
     const upgrading: Array<Promise<unknown>> = [];
     const found = secrets.map((_, i) => {
@@ -228,7 +246,7 @@ export function credentialLookup(
       const old = byHash.get(legacy[i]!);
       if (old) {
         byHash.set(hashes[i]!, old);
-        upgrading.push(upgrade(old.id, legacy[i]!, hashes[i]!));
+        if (!inPlace) upgrading.push(upgrade(old.id, legacy[i]!, hashes[i]!));
       }
       return old;
     });
@@ -290,7 +308,7 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       userId: row.user_id,
       username: row.username,
       userPrivileges: row.user_privileges,
-      privileges: effectivePrivileges(row.privileges, row.user_privileges),
+      privileges: effectivePrivileges(requestedPrivileges(row, row.familyToken), row.user_privileges),
       description: row.description,
       lastUpdated: row.at,
     };
@@ -344,7 +362,9 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
     async session(secret) {
       if (!secret) return undefined;
       const row = await lookup.token(secret);
-      if (!row || Number(row.session) !== 1) return undefined;
+      // A session is a row tokend's sign-in made, found by its SHA-256 hash: never an MD5-form row, whatever
+      // its columns say (a family row is hanayo's sign-in, not tokend's).
+      if (!row || Number(row.session) !== 1 || row.md5Form) return undefined;
       return {
         id: row.id,
         userId: row.user_id,

@@ -142,6 +142,22 @@ export function effectivePrivileges(tokenPrivileges: number, userPrivileges: num
   return isBanned(userPrivileges) ? 0 : limit(tokenPrivileges, userPrivileges);
 }
 
+/** Every token privilege bit: what limit() leaves of it is everything the owner may hold. */
+export const ALL_TOKEN_PRIVILEGES = TOKEN_BITS.reduce((all, { bit }) => all | bit, 0);
+
+/**
+ * The privileges a token row asks for. A private token of a Ripple-family database (DATABASE_SCHEMA=ripple;
+ * found by the family's MD5 form: hanayo's sign-ins and the family's own private tokens) asks, as in the
+ * family, for every privilege its owner may hold, whatever its row stores (hanayo stores 0); then limit()
+ * applies as to any token. Every other row asks for what it stores.
+ */
+export function requestedPrivileges(
+  row: { privileges: number; private: number },
+  familyToken: boolean,
+): number {
+  return familyToken && Number(row.private) === 1 ? ALL_TOKEN_PRIVILEGES : Number(row.privileges);
+}
+
 function names(table: Readonly<Record<string, number>>, mask: number): string[] {
   const bits = lowBits(mask);
   return Object.entries(table)

@@ -20,4 +20,10 @@ export const LEGACY_HASH_PREFIX = 'md5:';
 export const legacyHashOfMd5 = (md5Hex: string): string => `${LEGACY_HASH_PREFIX}${md5Hex.toLowerCase()}`;
 
 /** The legacy stored form a secret would have: `md5:` and the MD5 hex of the secret (UTF-8). */
-export const legacyTokenHash = (secret: string): string => legacyHashOfMd5(hash('md5', secret, 'hex'));
+export const legacyTokenHash = (secret: string): string => legacyHashOfMd5(familyTokenHash(secret));
+
+/**
+ * How a Ripple-family database stores a token (the family's own, in place: DATABASE_SCHEMA=ripple): the MD5
+ * hex of the secret (UTF-8), lower case.
+ */
+export const familyTokenHash = (secret: string): string => hash('md5', secret, 'hex');

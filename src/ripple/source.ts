@@ -2,6 +2,7 @@
 // its users and tokens tables, page by page in id order, over one connection of its own.
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { redactDatabaseUrl } from '../store/open-errors.ts';
+import { FAMILY_COLUMNS } from '../store/ripple.ts';
 
 /** A source database problem that the operator can fix: printed as one line. */
 export class RippleSourceError extends Error {
@@ -12,10 +13,7 @@ export class RippleSourceError extends Error {
 }
 
 /** The columns the import reads; a database without one of them is not a Ripple-family database. */
-export const SOURCE_COLUMNS = {
-  users: ['id', 'username', 'username_safe', 'privileges', 'password_md5', 'password_version'],
-  tokens: ['id', 'user', 'privileges', 'description', 'token', 'private', 'last_updated'],
-} as const;
+export const SOURCE_COLUMNS = FAMILY_COLUMNS;
 
 export type SourceTable = keyof typeof SOURCE_COLUMNS;
 

@@ -4,7 +4,18 @@
 // open. The SQL that differs between the dialects is written in sql-dialect.ts, and nowhere else.
 import type { DatabaseConfig } from '../config.ts';
 import type { Db, PoolName, PoolStats } from './types.ts';
-import { migrateToLatest } from './migrations.ts';
+import { migrateToLatest, pendingMigrations, type MigrationChain } from './migrations.ts';
+import {
+  IN_PLACE_MIGRATION_LOCK_TABLE,
+  IN_PLACE_MIGRATION_TABLE,
+  checkFamilyDatabase,
+  inPlaceMigrationTables,
+  inPlaceMigrations,
+  inPlaceTables,
+  numericUserIds,
+} from './ripple.ts';
+import type { UnknownRow } from 'kysely';
+import { migrationStatements } from './dry-run.ts';
 import { asOpenError } from './open-errors.ts';
 import type { OpenedDatabase, PoolLimits } from './drivers/driver.ts';
 import { openSqlite, sqliteKysely } from './drivers/sqlite.ts';
@@ -13,8 +24,16 @@ import { mysqlKysely, openMysql } from './drivers/mysql.ts';
 
 export type { Db, Dialect, PoolName, PoolStats } from './types.ts';
 
+/** Which tables a store serves from: tokend's own, or a Ripple-family database's in place (DATABASE_SCHEMA). */
+export type DatabaseSchema = 'tokend' | 'ripple';
+
+export const databaseSchemaOf = (config: DatabaseConfig): DatabaseSchema =>
+  config.kind === 'mysql' && config.schema === 'ripple' ? 'ripple' : 'tokend';
+
 export interface Store {
   readonly db: Db;
+  /** tokend's own tables, or a Ripple-family database's in place (src/store/ripple.ts) */
+  readonly schema: DatabaseSchema;
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -71,29 +90,79 @@ async function openDatabase(config: DatabaseConfig, limits: PoolLimits): Promise
   }
 }
 
-/**
- * Applies pending migrations (start-up and `tokend migrate`); returns the names applied. It uses a
- * short-lived handle of its own, whose queries may wait long: for another instance's migration lock, or
- * for a migration that rewrites a whole table.
- */
-export async function migrateDatabase(
+/** The in-place mode's migrations (src/store/ripple.ts), recorded in a table of tokend's own. */
+const IN_PLACE_CHAIN: MigrationChain = {
+  migrations: inPlaceMigrations,
+  tableName: IN_PLACE_MIGRATION_TABLE,
+  lockTableName: IN_PLACE_MIGRATION_LOCK_TABLE,
+};
+
+/** A Ripple-family database still needs tokend's additions, which only `tokend migrate` applies. */
+export class PendingMigrationsError extends Error {
+  override readonly name = 'PendingMigrationsError';
+}
+
+/** A short-lived handle for migrations, whose queries may wait long (another instance's lock, a rewrite). */
+async function withMigrationHandle<T>(
   config: DatabaseConfig,
-  options: { timeoutMs?: number } = {},
-): Promise<string[]> {
-  const connectTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const migrationDb = await kyselyFor(config, {
+  timeoutMs: number | undefined,
+  use: (db: Db, chain: MigrationChain | undefined) => Promise<T>,
+): Promise<T> {
+  const connectTimeoutMs = timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const bare = await kyselyFor(config, {
     poolSize: 2,
     connectTimeoutMs,
     queryTimeoutMs: MIGRATION_QUERY_TIMEOUT_MS,
   });
   try {
-    return await migrateToLatest(migrationDb, config.kind);
+    if (databaseSchemaOf(config) === 'tokend') return await use(bare, undefined);
+    await checkFamilyDatabase(bare);
+    return await use(bare.withPlugin(inPlaceMigrationTables()), IN_PLACE_CHAIN);
   } catch (err) {
     // The migration's first query is the first connection: a server that cannot be reached fails here.
     throw asOpenError(err, config, connectTimeoutMs);
   } finally {
-    await migrationDb.destroy();
+    await bare.destroy();
   }
+}
+
+/**
+ * Applies pending migrations (start-up and `tokend migrate`); returns the names applied. On a
+ * Ripple-family database (DATABASE_SCHEMA=ripple) only `tokend migrate` applies them (`explicit`), after
+ * `--dry-run` has shown them: at start-up a pending one stops tokend with a message saying so.
+ */
+export async function migrateDatabase(
+  config: DatabaseConfig,
+  options: { timeoutMs?: number; explicit?: boolean } = {},
+): Promise<string[]> {
+  return withMigrationHandle(config, options.timeoutMs, async (db, chain) => {
+    if (chain !== undefined && options.explicit !== true) {
+      const pending = await pendingMigrations(db, config.kind, chain);
+      if (pending.length > 0)
+        throw new PendingMigrationsError(
+          `DATABASE_SCHEMA=ripple: the Ripple-family database needs tokend's additions ` +
+            `(${pending.map((p) => p.name).join(', ')}); see them with \`tokend migrate --dry-run\`, ` +
+            'then apply them with `tokend migrate` (docs/compatibility.md)',
+        );
+      return [];
+    }
+    return migrateToLatest(db, config.kind, chain);
+  });
+}
+
+/** The migrations `migrateDatabase` would apply, each with the SQL it would run (`tokend migrate --dry-run`). */
+export async function showPendingMigrations(
+  config: DatabaseConfig,
+  options: { timeoutMs?: number } = {},
+): Promise<Array<{ name: string; statements: string[] }>> {
+  return withMigrationHandle(config, options.timeoutMs, async (db, chain) => {
+    const pending = await pendingMigrations(db, config.kind, chain);
+    const plugins = chain === undefined ? [] : [inPlaceMigrationTables()];
+    const shown: Array<{ name: string; statements: string[] }> = [];
+    for (const { name, migration } of pending)
+      shown.push({ name, statements: await migrationStatements(config.kind, migration, plugins) });
+    return shown;
+  });
 }
 
 export async function openStore(config: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
@@ -103,7 +172,8 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     connectTimeoutMs: timeoutMs,
     queryTimeoutMs: timeoutMs,
   });
-  const { db } = opened;
+  const schema = databaseSchemaOf(config);
+  const db = schema === 'ripple' ? opened.db.withPlugin(inPlaceTables()) : opened.db;
   try {
     // An in-memory SQLite database exists only on its own handle.
     if (options.migrate !== false)
@@ -116,13 +186,21 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
   }
   return {
     db,
+    schema,
     async ping() {
       await db.selectFrom('users').select('id').limit(1).execute();
     },
     close: () => opened.close(),
     poolStats: opened.poolStats,
     hotQuery<Row>(sqlText: string) {
-      return opened.hotQuery<Row>(sqlText);
+      const read = opened.hotQuery<Row>(sqlText);
+      if (schema === 'tokend') return read;
+      // run as compiled, past the plugin: its rows get the plugin's numeric user ids here
+      return async (parameters) => {
+        const rows = await read(parameters);
+        numericUserIds(rows as UnknownRow[]);
+        return rows;
+      };
     },
   };
 }

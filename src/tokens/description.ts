@@ -2,11 +2,15 @@
 // the token page, `tokend token create`), each answering in its own error shape. `tokend import-ripple`
 // copies existing tokens, and refuses only what cannot be stored (`unstorableDescription`).
 import { storableText } from '../store/text.ts';
+import type { DatabaseSchema } from '../store/database.ts';
 
 /** Longest token description, in UTF-16 code units (JavaScript string length). */
 export const MAX_DESCRIPTION_LENGTH = 1024;
+/** Longest description a Ripple-family database holds (its tokens.description is varchar(255)): in place. */
+export const FAMILY_MAX_DESCRIPTION_LENGTH = 255;
 
-const TOO_LONG = `is too long (longer than ${MAX_DESCRIPTION_LENGTH} characters)`;
+const tooLong = (max: number) => `is too long (longer than ${max} characters)`;
+const TOO_LONG = tooLong(MAX_DESCRIPTION_LENGTH);
 
 /**
  * Why a description cannot be stored as it is on every backend, or undefined: too long, or holding NUL
@@ -26,12 +30,13 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 const codePoint = (c: string): string => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 /**
- * Why a new token may not be given this description, or undefined: too long, a control character (C0 but
+ * Why a new token may not be given this description, or undefined: too long (for the tables of `schema`), a control character (C0 but
  * tab, DEL, C1), or a lone surrogate (no character: UTF-8 cannot hold it). The answer completes
  * "The description …".
  */
-export function descriptionProblem(text: string): string | undefined {
-  if (text.length > MAX_DESCRIPTION_LENGTH) return TOO_LONG;
+export function descriptionProblem(text: string, schema: DatabaseSchema = 'tokend'): string | undefined {
+  const max = schema === 'ripple' ? FAMILY_MAX_DESCRIPTION_LENGTH : MAX_DESCRIPTION_LENGTH;
+  if (text.length > max) return tooLong(max);
   const control = CONTROL.exec(text);
   if (control)
     return `may not contain control characters (it has ${codePoint(control[0])}); a tab is allowed`;

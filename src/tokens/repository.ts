@@ -213,9 +213,10 @@ function limitExpression() {
     .filter(([name]) => name !== 'Read') // never granted
     .map(([name, requires]) => {
       const bit = TokenPrivilege[name as TokenPrivilegeName];
-      return sql`CASE WHEN (tokens.privileges & ${sql.lit(bit)}) <> 0 AND (owner.privileges & ${sql.lit(requires)}) = ${sql.lit(requires)} THEN ${sql.lit(bit)} ELSE 0 END`;
+      return sql`CASE WHEN (${sql.ref('tokens.privileges')} & ${sql.lit(bit)}) <> 0 AND (owner.privileges & ${sql.lit(requires)}) = ${sql.lit(requires)} THEN ${sql.lit(bit)} ELSE 0 END`;
     });
-  return sql<number>`(SELECT ${sql.join(terms, sql` + `)} FROM users owner WHERE owner.id = tokens.user_id)`;
+  // Tables and columns as references, never text: the in-place layout names the tables (src/store/ripple.ts).
+  return sql<number>`(SELECT ${sql.join(terms, sql` + `)} FROM ${sql.table('users')} owner WHERE owner.id = ${sql.ref('tokens.user_id')})`;
 }
 
 export type FixScope = { kind: 'all' } | { kind: 'user'; userId: number };
@@ -245,7 +246,7 @@ export async function fixTokenPrivileges(db: Db, scope: FixScope): Promise<FixRe
     db
       .updateTable('tokens')
       .set({ privileges: limited })
-      .where(sql<boolean>`tokens.privileges <> ${limited}`);
+      .where(sql<boolean>`${sql.ref('tokens.privileges')} <> ${limited}`);
   if (scope.kind === 'user') {
     // no such user; never send an out-of-range id to SQL
     if (!isPossibleUserId(scope.userId)) return { rows: 0, statements: 0 };

@@ -332,7 +332,7 @@ export async function tokensPageRoutes(
         expiry,
       });
 
-    const descriptionRefused = descriptionProblem(description);
+    const descriptionRefused = descriptionProblem(description, store.schema);
     if (descriptionRefused !== undefined)
       return again(`The description ${descriptionRefused}.`, 'description');
     const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));

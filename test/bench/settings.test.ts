@@ -40,5 +40,16 @@ describe("a benchmark's tokend settings", () => {
       DATABASE_URL: 'sqlite:bench.db',
       MAX_REQUESTS_PER_SOCKET: '0',
     });
+    // The ripple backend's tokend serves its family database in place; the others never get the variable.
+    const url = 'mysql://root@127.0.0.1:3306/family';
+    assert.deepEqual(tokendEnv({ url, config: { kind: 'mysql', url, schema: 'ripple' } }, {}), {
+      DATABASE_URL: url,
+      DATABASE_SCHEMA: 'ripple',
+      MAX_REQUESTS_PER_SOCKET: '0',
+    });
+    assert.deepEqual(tokendEnv({ url, config: { kind: 'mysql', url } }, {}), {
+      DATABASE_URL: url,
+      MAX_REQUESTS_PER_SOCKET: '0',
+    });
   });
 });

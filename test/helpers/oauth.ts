@@ -16,7 +16,7 @@ export interface TestClient {
 }
 
 export async function registerClient(
-  h: Harness,
+  h: Pick<Harness, 'app' | 'store'>,
   options: { ownerId: number; public?: boolean; name?: string; avatar?: string; redirectUris?: string[] },
 ): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? [REDIRECT_URI];
@@ -78,7 +78,7 @@ export async function obtainCode(browser: InjectBrowser, p: AuthorizeParams): Pr
 }
 
 export async function exchangeCode(
-  h: Harness,
+  h: Pick<Harness, 'app' | 'store'>,
   client: TestClient,
   code: string,
   verifier: string | undefined,
@@ -101,7 +101,7 @@ export async function exchangeCode(
 }
 
 export function backChannel(
-  h: Harness,
+  h: Pick<Harness, 'app' | 'store'>,
   path: string,
   client: TestClient,
   fields: Record<string, string | undefined>,
@@ -121,7 +121,7 @@ export interface IssuedTokens {
 
 /** A new grant: consent (when not given before), the code and its exchange; the tokens it issued. */
 export async function obtainTokens(
-  h: Harness,
+  h: Pick<Harness, 'app' | 'store'>,
   browser: InjectBrowser,
   client: TestClient,
   scope = 'read_confidential',
@@ -136,7 +136,7 @@ export async function obtainTokens(
 
 /** grant_type=refresh_token at the token endpoint. */
 export const refreshTokens = (
-  h: Harness,
+  h: Pick<Harness, 'app' | 'store'>,
   client: TestClient,
   refreshToken: string,
 ): Promise<LightMyRequestResponse> =>

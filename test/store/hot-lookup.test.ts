@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { hashTokenSecret, legacyTokenHash } from '../../src/auth/secret.ts';
 
-const tokenLookup = (store: Pick<Store, 'db' | 'hotQuery'>) =>
+const tokenLookup = (store: Pick<Store, 'db' | 'hotQuery' | 'schema'>) =>
   credentialLookup(store, nowSeconds, bearerTokens).token;
 
 for (const dialect of DIALECTS) {
@@ -103,8 +103,9 @@ for (const dialect of DIALECTS) {
       const expired = await h.createToken(user.id, { description: 'expired' });
       await h.store.db.updateTable('tokens').set({ expires_at: 1000 }).where('id', '=', expired.id).execute();
       let queries = 0;
-      const counting: Pick<Store, 'db' | 'hotQuery'> = {
+      const counting: Pick<Store, 'db' | 'hotQuery' | 'schema'> = {
         db: h.store.db,
+        schema: h.store.schema,
         hotQuery<Row>(sqlText: string) {
           const read = h.store.hotQuery<Row>(sqlText);
           return (parameters: readonly unknown[]) => {

@@ -2,6 +2,7 @@
 // into DATABASE_URL, keeping ids, passwords and token secrets working.
 import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type LeafCommand } from '../command.ts';
+import { refuseInPlace } from '../in-place.ts';
 import { MAX_EXPLICIT_ID, RIPPLE_SOURCE_IDS } from '../../store/ids.ts';
 
 /** Skipped rows listed in the text output; --json lists them all. */
@@ -62,6 +63,7 @@ export const importRippleCommand: LeafCommand = {
     }
     try {
       const { database } = await ctx.config();
+      refuseInPlace(database, 'tokend import-ripple');
       if (database.kind === 'mysql' && sameDatabase(database.url, url))
         throw new CliError(
           'DATABASE_URL names the source database itself: tokend needs a database of its own (docs/compatibility.md, step 1)',

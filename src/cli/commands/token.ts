@@ -53,11 +53,11 @@ const create: LeafCommand = {
     const raw = args.optionalString('privileges');
     const requested = raw === undefined ? 0 : parseTokenPrivileges(raw, args.command);
     const description = args.optionalString('description') ?? '';
-    const descriptionRefused = descriptionProblem(description);
+    const store = await ctx.store();
+    const descriptionRefused = descriptionProblem(description, store.schema);
     if (descriptionRefused !== undefined)
       throw new CliError(`--description: the description ${descriptionRefused}`, args.command);
     const isPrivate = args.flag('private');
-    const store = await ctx.store();
     const owner = await findUserOrFail(store, args.string('user'));
     const cap = args.flag('force') ? 'none' : (await ctx.config()).tokensPerUserMax;
     let token: MintedToken;

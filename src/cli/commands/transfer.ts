@@ -5,6 +5,7 @@ import { createReadStream, createWriteStream, statSync, type ReadStream, type Wr
 import { once, type EventEmitter } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import { CliError, type LeafCommand } from '../command.ts';
+import { refuseInPlace } from '../in-place.ts';
 import { MAX_EXPLICIT_ID } from '../../store/ids.ts';
 
 const fileOption = (verb: string) =>
@@ -115,6 +116,7 @@ export const importCommand: LeafCommand = {
   examples: ['DATABASE_URL=postgres://tokend@db/tokend tokend import --file tokend.jsonl'],
   options: { file: fileOption('read') },
   async run(args, ctx) {
+    refuseInPlace((await ctx.config()).database, 'tokend import');
     const path = args.string('file');
     // The file first: a wrong name must not create (and migrate) the database of DATABASE_URL.
     const input = await openFile(path, false, () => createReadStream(path, { encoding: 'utf8' }));

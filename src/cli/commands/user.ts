@@ -1,6 +1,7 @@
 // tokend user …: create users and manage their privileges, bans and passwords.
 import { isBanned, UserPrivilege, userPrivilegeNames } from '../../auth/privileges.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
+import { refuseInPlace } from '../in-place.ts';
 import { explicitIdProblem, MAX_EXPLICIT_ID } from '../../store/ids.ts';
 import { CURRENT_PASSWORD_VERSION, LEGACY_PASSWORD_VERSION } from '../../users/passwords.ts';
 import {
@@ -92,6 +93,7 @@ const create: LeafCommand = {
     },
   },
   async run(args, ctx) {
+    refuseInPlace((await ctx.config()).database, 'tokend user create');
     const username = args.string('username').trim();
     const problem = usernameProblem(username);
     if (problem !== undefined) throw new CliError(`--username: ${problem}`, args.command);

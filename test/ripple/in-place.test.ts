@@ -1,0 +1,509 @@
+// DATABASE_SCHEMA=ripple, black-box: tokend in place on a MariaDB/MySQL database made with the Ripple
+// family's users and tokens tables. What the family's programs write with their own SQL (a new user, a
+// ban, hanayo's private sign-in token, a developer token inserted or deleted) applies on the next request
+// of two tokend instances on that database; what tokend writes stays readable by the family's query.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { hash as bcrypt } from '@node-rs/bcrypt';
+import type { RowDataPacket } from 'mysql2/promise';
+import { IN_CI, answers } from '../helpers/dialects.ts';
+import { familyDatabase, inPlaceApp, type FamilyDatabase, type InPlaceApp } from '../helpers/in-place.ts';
+import { ALL_TOKEN_PRIVILEGES, TokenPrivilege, UserPrivilege, limit } from '../../src/auth/privileges.ts';
+import { hashTokenSecret } from '../../src/auth/secret.ts';
+import { loadConfig } from '../../src/config.ts';
+import { migrateDatabase, openStore, showPendingMigrations } from '../../src/store/database.ts';
+import { FAMILY_CHANGES } from '../../src/store/ripple.ts';
+import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
+import { runCli } from '../helpers/cli.ts';
+import { startTokend } from '../helpers/real-server.ts';
+import { eventually } from '../helpers/waiting.ts';
+import { createTestDatabase } from '../helpers/databases.ts';
+import { backChannel, obtainTokens, registerClient } from '../helpers/oauth.ts';
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+
+const mysqlProblem = await answers('mysql');
+if (mysqlProblem !== undefined && IN_CI)
+  throw new Error(`CI=true but MariaDB does not answer: ${mysqlProblem}`);
+
+const U = UserPrivilege;
+const T = TokenPrivilege;
+/** An ordinary player of the family: UserPublic + UserNormal. */
+const PLAYER = U.UserPublic | U.UserNormal;
+const ADMIN = PLAYER | U.AdminAccessRAP | U.AdminManageUsers | U.AdminBanUsers;
+
+let counter = 0;
+
+/** A user as the family's website signs one up: password_md5 = bcrypt(md5(password)), version 2. */
+async function signUp(
+  db: FamilyDatabase,
+  privileges = PLAYER,
+): Promise<{ id: number; username: string; password: string }> {
+  counter++;
+  const username = `Player ${counter}`;
+  const password = `password ${counter}`;
+  const [result] = await db.family.query<RowDataPacket[]>(
+    `INSERT INTO users (username, username_safe, password_md5, email, register_datetime, password_version, privileges)
+     VALUES (?, ?, ?, ?, UNIX_TIMESTAMP(), 2, ?)`,
+    [
+      username,
+      username.toLowerCase().replaceAll(' ', '_'),
+      await bcrypt(md5(password), 4),
+      `p${counter}@example.com`,
+      privileges,
+    ],
+  );
+  return { id: (result as unknown as { insertId: number }).insertId, username, password };
+}
+
+/** A token as the family's API and hanayo write one: the MD5 hex of the secret, `user` as text. */
+async function familyToken(
+  db: FamilyDatabase,
+  user: string | number,
+  options: { privileges?: number; private?: boolean; description?: string } = {},
+): Promise<{ id: number; secret: string }> {
+  const secret = `family-secret-${++counter}-${Math.random().toString(36).slice(2)}`;
+  const [result] = await db.family.query(
+    'INSERT INTO tokens (user, privileges, description, token, private, last_updated) VALUES (?, ?, ?, ?, ?, UNIX_TIMESTAMP())',
+    [String(user), options.privileges ?? 0, options.description ?? '', md5(secret), options.private ? 1 : 0],
+  );
+  return { id: (result as unknown as { insertId: number }).insertId, secret };
+}
+
+const ping = async (app: InPlaceApp, secret: string) => {
+  const r = await app.api({ method: 'GET', path: '/ping', headers: { 'x-ripple-token': secret } });
+  assert.equal(r.statusCode, 200, r.body);
+  return r.json() as { user_id: number; privileges: number; user_privileges: number };
+};
+
+/** What the family's programs read of every token (hanayo's /dev/tokens, the API's lookups). */
+const FAMILY_SELECT = 'SELECT id, user, privileges, description, token, private, last_updated FROM tokens';
+
+const login = (
+  app: InPlaceApp,
+  username: string,
+  password: string,
+  privileges = T.ReadConfidential | T.Write,
+) =>
+  app.api({
+    method: 'POST',
+    path: '/tokens',
+    payload: { username, password, privileges, description: 'made by tokend' },
+  });
+
+const listed = async (app: InPlaceApp, secret: string) => {
+  const r = await app.api({ method: 'GET', path: '/tokens', headers: { 'x-ripple-token': secret } });
+  assert.equal(r.statusCode, 200, r.body);
+  return (r.json() as { tokens: Array<{ id: number; description: string }> }).tokens;
+};
+
+describe(
+  'tokend in place on a Ripple-family database',
+  { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },
+  () => {
+    it("reads the family's users as they are at each request, on two instances", async (t) => {
+      const db = await familyDatabase(t);
+      const instances = [await inPlaceApp(t, db), await inPlaceApp(t, db)] as const;
+      // A user the website signs up now can sign in at once, on either instance.
+      const user = await signUp(db);
+      const made = await login(instances[1], user.username, user.password);
+      assert.equal(made.statusCode, 200, made.body);
+      const { token } = made.json() as { token: string };
+      for (const app of instances) {
+        const p = await ping(app, token);
+        assert.deepEqual(
+          [p.user_id, p.privileges, p.user_privileges],
+          [user.id, T.ReadConfidential | T.Write, PLAYER],
+        );
+      }
+
+      // The admin panel bans: the next request of each instance carries nothing, and signing in is refused.
+      await db.family.query('UPDATE users SET privileges = 0 WHERE id = ?', [user.id]);
+      for (const app of instances) {
+        assert.equal((await ping(app, token)).privileges, 0);
+        assert.equal((await login(app, user.username, user.password)).statusCode, 402);
+      }
+      // Unbanned: the stored privileges are back, nothing was rewritten meanwhile.
+      await db.family.query('UPDATE users SET privileges = ? WHERE id = ?', [PLAYER, user.id]);
+      for (const app of instances)
+        assert.equal((await ping(app, token)).privileges, T.ReadConfidential | T.Write);
+
+      // A password changed by the website: the old one fails, the new one signs in.
+      await db.family.query('UPDATE users SET password_md5 = ? WHERE id = ?', [
+        await bcrypt(md5('new password'), 4),
+        user.id,
+      ]);
+      for (const app of instances) {
+        assert.notEqual((await login(app, user.username, user.password)).statusCode, 200);
+        assert.equal((await login(app, user.username, 'new password')).statusCode, 200);
+      }
+    });
+
+    it("authenticates, lists and deletes the family's tokens as the family writes them, on two instances", async (t) => {
+      const db = await familyDatabase(t);
+      const instances = [await inPlaceApp(t, db), await inPlaceApp(t, db)] as const;
+      const user = await signUp(db);
+      const other = await signUp(db);
+      // A developer token the website inserted, and one tokend makes: listed together, in id order.
+      const dev = await familyToken(db, user.id, {
+        privileges: T.ReadConfidential,
+        description: 'from hanayo',
+      });
+      const mine = (await login(instances[0], user.username, user.password)).json() as { token: string };
+      const othersToken = await familyToken(db, other.id, { description: "someone else's" });
+      for (const app of instances) {
+        assert.deepEqual(
+          (await listed(app, dev.secret)).map((tk) => tk.description),
+          ['from hanayo', 'made by tokend'],
+        );
+        assert.equal((await ping(app, dev.secret)).privileges, T.ReadConfidential);
+      }
+
+      // The website deletes its token: gone on the next request of both instances.
+      await db.family.query('DELETE FROM tokens WHERE id = ?', [dev.id]);
+      for (const app of instances) {
+        assert.equal((await ping(app, dev.secret)).user_id, 0);
+        assert.deepEqual(
+          (await listed(app, mine.token)).map((tk) => tk.description),
+          ['made by tokend'],
+        );
+      }
+      // A privilege change by SQL applies too.
+      await db.family.query('UPDATE tokens SET privileges = ? WHERE id = ?', [T.Write, othersToken.id]);
+      assert.equal((await ping(instances[1], othersToken.secret)).privileges, T.Write);
+
+      // tokend deletes a family token by id: the family's own table no longer has it.
+      const again = await familyToken(db, user.id, { description: 'to revoke' });
+      const revoked = await instances[1].api({
+        method: 'DELETE',
+        path: `/tokens/${again.id}`,
+        headers: { 'x-ripple-token': mine.token },
+      });
+      assert.equal(revoked.statusCode, 200, revoked.body);
+      const [rows] = await db.family.query<RowDataPacket[]>('SELECT id FROM tokens WHERE id = ?', [again.id]);
+      assert.equal(rows.length, 0);
+      // Another user's token is not this user's to delete or see.
+      const refused = await instances[0].api({
+        method: 'DELETE',
+        path: `/tokens/${othersToken.id}`,
+        headers: { 'x-ripple-token': mine.token },
+      });
+      assert.equal(refused.statusCode, 404, refused.body);
+      assert.equal((await ping(instances[0], othersToken.secret)).user_id, other.id);
+    });
+
+    it("gives the family's private token every privilege its owner may hold, and never a web session", async (t) => {
+      const db = await familyDatabase(t);
+      const instances = [await inPlaceApp(t, db), await inPlaceApp(t, db)] as const;
+      const admin = await signUp(db, ADMIN);
+      // hanayo's sign-in: a private token stored with privileges 0.
+      const session = await familyToken(db, admin.id, { private: true, description: 'hanayo session' });
+      for (const app of instances) {
+        const p = await ping(app, session.secret);
+        assert.equal(p.user_id, admin.id);
+        assert.equal(p.privileges, limit(ALL_TOKEN_PRIVILEGES, ADMIN));
+        // what an admin holds: more than a player's, and only what the admin may
+        assert.ok(
+          (p.privileges & T.ManageUser) !== 0 && (p.privileges & T.ReadConfidential) !== 0,
+          String(p.privileges),
+        );
+        assert.equal(p.privileges & T.ManageAPIKeys, 0);
+        // never listed
+        assert.deepEqual(await listed(app, session.secret), []);
+      }
+      // Demoted in the admin panel: the private token follows the owner on the next request.
+      await db.family.query('UPDATE users SET privileges = ? WHERE id = ?', [PLAYER, admin.id]);
+      for (const app of instances) {
+        const p = await ping(app, session.secret);
+        assert.equal(p.privileges, limit(ALL_TOKEN_PRIVILEGES, PLAYER));
+        assert.equal(p.privileges & T.ManageUser, 0);
+      }
+      // hanayo signs out by deleting its row: the token is nothing on the next request.
+      await db.family.query('DELETE FROM tokens WHERE id = ?', [session.id]);
+      for (const app of instances) assert.equal((await ping(app, session.secret)).user_id, 0);
+
+      // Attack: a family private row, even marked as tokend's session in its own column, in the rt cookie,
+      // opens none of tokend's pages.
+      const crafted = await familyToken(db, admin.id, { private: true });
+      await db.family.query(
+        'UPDATE tokens SET tokend_session = 1, tokend_password_at = UNIX_TIMESTAMP() WHERE id = ?',
+        [crafted.id],
+      );
+      for (const app of instances) {
+        const page = await app.app.inject({ method: 'GET', url: '/tokens', cookies: { rt: crafted.secret } });
+        assert.equal(page.statusCode, 303, page.body);
+        assert.match(String(page.headers.location), /\/login/);
+      }
+    });
+
+    it('refuses rows crafted to escalate: privileges beyond the owner, a user that is not an id written plainly', async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const player = await signUp(db);
+      const admin = await signUp(db, ADMIN);
+      const greedy = await familyToken(db, player.id, { privileges: ALL_TOKEN_PRIVILEGES });
+      assert.equal((await ping(app, greedy.secret)).privileges, limit(ALL_TOKEN_PRIVILEGES, PLAYER));
+      assert.equal((await ping(app, greedy.secret)).privileges & T.ManageUser, 0);
+      // `user` is text: forms MySQL would cast to the admin's id belong to nobody, public or private.
+      const forms = [
+        `0${admin.id}`,
+        `${admin.id} `,
+        ` ${admin.id}`,
+        `${admin.id}abc`,
+        `${admin.id}.0`,
+        '+' + admin.id,
+        'abc',
+        '',
+      ];
+      for (const form of forms)
+        for (const isPrivate of [false, true]) {
+          const row = await familyToken(db, form, { private: isPrivate, privileges: T.ManageUser });
+          const p = await ping(app, row.secret);
+          assert.deepEqual([p.user_id, p.privileges], [0, 0], JSON.stringify(form));
+        }
+      // and none of them is listed as the admin's
+      const adminToken = await familyToken(db, admin.id, { description: 'plain' });
+      assert.deepEqual(
+        (await listed(app, adminToken.secret)).map((tk) => tk.description),
+        ['plain'],
+      );
+    });
+
+    it("writes every row so that the family's programs read it, and none of tokend's secrets works there", async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const user = await signUp(db);
+      await familyToken(db, user.id, { description: 'family' });
+      const made = (await login(app, user.username, user.password)).json() as { token: string };
+      const expiring = await app.api({
+        method: 'POST',
+        path: '/tokens',
+        payload: { username: user.username, password: user.password, privileges: T.Write, expires_in: 3600 },
+      });
+      assert.equal(expiring.statusCode, 200, expiring.body);
+      // a web sign-in writes its session into the family's table too
+      const browser = new InjectBrowser(app.app);
+      await browser.signIn(user);
+
+      const [rows] = await db.family.query<RowDataPacket[]>(FAMILY_SELECT);
+      assert.equal(rows.length, 4);
+      for (const row of rows) {
+        assert.equal(typeof row.id, 'number');
+        assert.equal(row.user, String(user.id));
+        assert.equal(typeof row.privileges, 'number');
+        assert.equal(typeof row.description, 'string');
+        assert.equal(typeof row.private, 'number');
+        assert.equal(typeof row.last_updated, 'number');
+        assert.ok(row.token.length > 0 && row.token.length <= 127, row.token);
+      }
+      const stored = rows.find((r) => r.description === 'made by tokend')!;
+      // tokend's row holds the SHA-256 of the secret, never the secret, and no MD5 form the family would accept.
+      assert.equal(stored.token, hashTokenSecret(made.token));
+      const [accepted] = await db.family.query<RowDataPacket[]>('SELECT id FROM tokens WHERE token = ?', [
+        md5(made.token),
+      ]);
+      assert.equal(accepted.length, 0);
+      assert.ok(!rows.some((r) => r.token === made.token));
+      // the session is private, so the family's listing leaves it out as it leaves out its own
+      assert.equal(rows.filter((r) => r.private === 1).length, 1);
+    });
+
+    it('signs in on the web and shows the family tokens on the token page beside its own', async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const user = await signUp(db);
+      await familyToken(db, user.id, { description: 'Made on the website' });
+      const browser = new InjectBrowser(app.app);
+      await browser.signIn(user);
+      let page = await browser.get('/tokens');
+      assert.equal(page.statusCode, 200, page.body);
+      assert.match(page.body, /Made on the website/);
+      const created = await browser.post('/tokens', {
+        _csrf: csrfOf(page.body),
+        description: 'Made on the token page',
+        privileges: 'Write',
+      });
+      assert.ok([200, 303].includes(created.statusCode), created.body);
+      page = await browser.get('/tokens');
+      assert.match(page.body, /Made on the website/);
+      assert.match(page.body, /Made on the token page/);
+      const [rows] = await db.family.query<RowDataPacket[]>(
+        "SELECT user, private FROM tokens WHERE description = 'Made on the token page'",
+      );
+      assert.deepEqual(
+        rows.map((r) => [r.user, r.private]),
+        [[String(user.id), 0]],
+      );
+    });
+
+    it("runs OAuth on tables of its own beside the family's, for the family's users as they are now", async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const owner = await signUp(db);
+      const user = await signUp(db);
+      const client = await registerClient(app, { ownerId: owner.id });
+      const browser = new InjectBrowser(app.app);
+      await browser.signIn(user);
+      const tokens = await obtainTokens(app, browser, client);
+      const bearer = (token: string) =>
+        app.api({ method: 'GET', path: '/ping', headers: { authorization: `Bearer ${token}` } });
+      const before = (await bearer(tokens.access_token)).json() as { user_id: number; privileges: number };
+      assert.deepEqual([before.user_id, before.privileges], [user.id, T.ReadConfidential]);
+      // banned by the admin panel: the bearer token carries nothing on the next request
+      await db.family.query('UPDATE users SET privileges = 0 WHERE id = ?', [user.id]);
+      assert.equal(((await bearer(tokens.access_token)).json() as { privileges: number }).privileges, 0);
+      // an application's own token (client credentials, no user) works in place too
+      const own = await backChannel(app, '/oauth/token', client, { grant_type: 'client_credentials' });
+      assert.equal(own.statusCode, 200, own.body);
+      const ownSelf = await app.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { authorization: `Bearer ${(own.json() as { access_token: string }).access_token}` },
+      });
+      assert.equal(ownSelf.statusCode, 200, ownSelf.body);
+      // tokend's OAuth rows are in its own tables; the family's tables hold none of them
+      const [tables] = await db.family.query<RowDataPacket[]>(
+        "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+      );
+      assert.deepEqual(
+        tables.map((r) => r.name),
+        [
+          'tokend_migration',
+          'tokend_migration_lock',
+          'tokend_oauth_access_tokens',
+          'tokend_oauth_clients',
+          'tokend_oauth_codes',
+          'tokend_oauth_consents',
+          'tokend_oauth_refresh_tokens',
+          'tokend_token_reveals',
+          'tokens',
+          'users',
+        ],
+      );
+    });
+
+    it("refuses a description longer than the family's column holds, with a 400", async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const user = await signUp(db);
+      const r = await app.api({
+        method: 'POST',
+        path: '/tokens',
+        payload: { username: user.username, password: user.password, description: 'x'.repeat(256) },
+      });
+      assert.equal(r.statusCode, 400, r.body);
+      assert.match((r.json() as { message: string }).message, /longer than 255 characters/);
+      const fits = await app.api({
+        method: 'POST',
+        path: '/tokens',
+        payload: { username: user.username, password: user.password, description: 'x'.repeat(255) },
+      });
+      assert.equal(fits.statusCode, 200, fits.body);
+    });
+  },
+);
+
+describe(
+  'tokend migrate on a Ripple-family database',
+  { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },
+  () => {
+    const createTable = async (db: FamilyDatabase) =>
+      (await db.family.query<RowDataPacket[]>('SHOW CREATE TABLE tokens'))[0][0]!['Create Table'] as string;
+
+    it('shows what it would add, adds nothing until asked, and undoes it exactly', async (t) => {
+      const db = await familyDatabase(t);
+      const before = await createTable(db);
+      // serve does not change the family's database: it says what to run
+      await assert.rejects(openStore(db.config), /tokend migrate --dry-run/);
+      const env = { DATABASE_URL: db.database.url, DATABASE_SCHEMA: 'ripple' };
+      const serve = await runCli(['serve'], { env: { ...env, PORT: '0' } });
+      assert.equal(serve.code, 1, serve.stdout);
+      assert.match(
+        serve.stderr,
+        /needs tokend's additions \(0000_ripple_in_place, .*`tokend migrate --dry-run`/,
+      );
+      assert.equal(await createTable(db), before, 'serve changes nothing');
+      const dry = await runCli(['migrate', '--dry-run'], { env });
+      assert.equal(dry.code, 0, dry.stderr);
+      for (const statement of FAMILY_CHANGES) assert.ok(dry.stdout.includes(statement), statement);
+      assert.match(dry.stdout, /create table `tokend_oauth_clients`/);
+      assert.equal(await createTable(db), before, '--dry-run changes nothing');
+
+      const applied = await runCli(['migrate', '--json'], { env });
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.ok(
+        (JSON.parse(applied.stdout) as { applied: string[] }).applied.includes('0000_ripple_in_place'),
+      );
+      const after = await createTable(db);
+      // only additions: every column and key of the family's table is still there as it was
+      for (const line of before.split('\n').filter((l) => /^\s+(`|PRIMARY)/.test(l)))
+        assert.ok(after.includes(line.replace(/,$/, '')), line);
+      assert.equal((await showPendingMigrations(db.config)).length, 0);
+      // now it serves, and says on what; it does not ask for a first user (the family's are the users)
+      const server = await startTokend({ ...env, LOG_LEVEL: 'info' });
+      try {
+        await eventually(100, 50, async () => server.output().includes('"msg":"database: '));
+        assert.match(
+          server.output(),
+          /the Ripple-family database at mysql:\/\/.*, in place \(DATABASE_SCHEMA=ripple\)/,
+        );
+        assert.doesNotMatch(server.output(), /no user exists yet/);
+      } finally {
+        await server.stop();
+      }
+      const again = await runCli(['migrate', '--dry-run'], { env });
+      assert.match(again.stdout, /up to date/);
+
+      // undone, the table is what it was
+      const [migration] = (await import('../../src/store/ripple.ts')).IN_PLACE_MIGRATIONS;
+      const { Kysely, MysqlDialect } = await import('kysely');
+      const handle = new Kysely<Record<string, never>>({
+        dialect: new MysqlDialect({ pool: (await import('mysql2')).createPool({ uri: db.database.url }) }),
+      });
+      t.after(() => handle.destroy());
+      await migration![1]('mysql').down!(handle);
+      assert.equal(await createTable(db), before);
+    });
+
+    it('refuses a database without the family tables, and a URL that is not MySQL, each with a clear message', async (t) => {
+      const empty = await createTestDatabase('mysql');
+      t.after(() => empty.drop());
+      if (empty.config.kind !== 'mysql') throw new Error('a MySQL database');
+      await assert.rejects(
+        migrateDatabase({ ...empty.config, schema: 'ripple' }, { explicit: true }),
+        /not a Ripple-family database \(missing users\.id, .*tokens\.last_updated\)/,
+      );
+      assert.throws(
+        () => loadConfig({ DATABASE_URL: 'sqlite:x.db', DATABASE_SCHEMA: 'ripple' }),
+        /DATABASE_SCHEMA.*mysql:\/\/.*not sqlite/,
+      );
+      assert.throws(
+        () => loadConfig({ DATABASE_SCHEMA: 'hanayo' }),
+        /DATABASE_SCHEMA.*expected tokend or ripple/,
+      );
+    });
+
+    it("makes no users: tokend user create, import and import-ripple refuse, so no name can collide with the family's", async (t) => {
+      const db = await familyDatabase(t);
+      await migrateDatabase(db.config, { explicit: true });
+      const taken = await signUp(db);
+      const env = { DATABASE_URL: db.database.url, DATABASE_SCHEMA: 'ripple' };
+      for (const args of [
+        ['user', 'create', '--username', taken.username, '--password', 'whatever password'],
+        ['user', 'create', '--username', 'brand new', '--password', 'whatever password'],
+        ['import', '--file', '/nonexistent.jsonl'],
+        ['import-ripple', '--from', db.database.url],
+      ]) {
+        const r = await runCli(args, { env });
+        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, /not done on a Ripple-family database \(DATABASE_SCHEMA=ripple\)/);
+      }
+      const [users] = await db.family.query<RowDataPacket[]>('SELECT username FROM users');
+      assert.deepEqual(
+        users.map((u) => u.username),
+        [taken.username],
+      );
+    });
+  },
+);
