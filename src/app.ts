@@ -14,6 +14,7 @@ import { credentialCore, type CredentialCore } from './auth/credentials.ts';
 import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
+import { applicationPages } from './oauth/endpoints/applications-page.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
 import { bearerTokens } from './oauth/bearer.ts';
 import { userGrants } from './oauth/applications.ts';
@@ -38,6 +39,8 @@ import {
 } from './http/connections.ts';
 import { redisReadiness } from './health/redis-check.ts';
 import { trustFunction } from './trust-proxy.ts';
+import { canonicalAddress } from './http/client-address.ts';
+import { FailedSignIns, NO_EVENTS, RedisEvents, type EventSink } from './auth/security-log.ts';
 
 export interface Services {
   config: Config;
@@ -51,6 +54,10 @@ export interface Services {
   jobs: FixPrivilegesRuns;
   metrics: TokendMetrics;
   expiry: ExpirySweeper;
+  /** where revocations and privilege changes are published: Redis with REDIS_URL, else nowhere */
+  events: EventSink;
+  /** the cap on failed sign-ins the security log records per address */
+  failedSignIns: FailedSignIns;
 }
 
 declare module 'fastify' {
@@ -112,8 +119,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const store =
     options.store ??
     (await openStore(config.database, { poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs }));
-  const lastUsed = new LastUsedBatcher(store.db, app.log);
+  const lastUsed = new LastUsedBatcher(store.db, app.log, canonicalAddress);
   const clock = options.clock ?? nowSeconds;
+  const loginLimiter = options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log));
+  // Published over the login limits' Redis link: no second connection.
+  const redisLink = loginLimiter.redis;
+  const events = redisLink ? new RedisEvents(redisLink, config.redisKeyPrefix) : NO_EVENTS;
   const services: Services = {
     config,
     clock,
@@ -123,12 +134,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       concurrency: config.bcryptConcurrency,
       maxQueued: config.passwordQueueMax,
     }),
-    loginLimiter: options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log)),
+    loginLimiter,
     lastUsed,
     credentials: credentialCore({ store, clock, lastUsed, bearerTokens }),
     jobs: new FixPrivilegesRuns(app.log),
     metrics: new TokendMetrics(),
-    expiry: new ExpirySweeper(store.db, app.log, clock),
+    expiry: new ExpirySweeper(store.db, app.log, clock, { events, days: config.securityLogDays }),
+    events,
+    failedSignIns: new FailedSignIns(),
   };
   app.decorate('tokend', services);
   observeServices(services.metrics, services);
@@ -159,7 +172,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsPlugin, { metrics: services.metrics, token: config.metricsToken });
 
   const readinessChecks: ReadinessCheck[] = [{ name: 'database', check: () => store.ping() }];
-  const redisLink = services.loginLimiter.redis;
   if (redisLink) readinessChecks.push(redisReadiness(redisLink));
   await app.register(healthRoutes, { checks: readinessChecks, timeoutMs: DEFAULT_READY_TIMEOUT_MS });
 
@@ -188,7 +200,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The web pages, at the server root: sign-in, the token page, connected applications, and the
   // authorization server's consent page.
   await app.register(webPlugin, {
-    pages: [authorizationPages],
+    pages: [authorizationPages, applicationPages],
     scopePrivileges,
     grants: userGrants,
     apiReference: docsPath(config.basePath),

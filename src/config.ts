@@ -68,6 +68,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** How often expired tokens are deleted (seconds). */
   tokenSweepIntervalS: number;
+  /** SECURITY_LOG_DAYS: events of the security log older than this are deleted by the same sweep. */
+  securityLogDays: number;
   /** Abuse limits of the HTTP server (see SECURITY.md). Timeouts in ms; 0 turns a limit off. */
   http: HttpLimits;
   /** Live API tokens one user may hold (TOKENS_PER_USER_MAX); creation beyond it is refused with 409. */
@@ -76,6 +78,8 @@ export interface Config {
   sudoWindowS: number;
   /** Bounds on what OAuth keeps for a user (src/oauth/issue.ts); beyond them the oldest end. */
   oauthGrants: OAuthGrantBounds;
+  /** Applications one user may register on the pages (OAUTH_CLIENTS_PER_USER_MAX; src/oauth/clients.ts). */
+  oauthClientsPerUserMax: number;
   /** The token endpoint's rate limits (src/oauth/token-limits.ts): 429 slow_down beyond them. */
   oauthTokenRate: OAuthTokenRate;
   /** The server's public origin (scheme, host, port), e.g. https://tokens.example; undefined: taken from each request. */
@@ -314,6 +318,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 64 * 1024, 1024, 100 * 1024 * 1024),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     tokenSweepIntervalS: integer(env, 'TOKEN_SWEEP_INTERVAL_S', 60, 1, 86_400),
+    securityLogDays: integer(env, 'SECURITY_LOG_DAYS', 90, 1, 36_500),
     http: loadHttpLimits(env, parseTrustProxy(env.TRUST_PROXY) !== false),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 1000, 0, 8000),
     sudoWindowS: integer(env, 'SUDO_WINDOW_S', 15 * 60, 0, 86_400),
@@ -322,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
       perClient: integer(env, 'OAUTH_GRANTS_PER_CLIENT_MAX', 10, 1, 1_000_000),
       perUser: integer(env, 'OAUTH_GRANTS_PER_USER_MAX', 100, 1, 1_000_000),
     },
+    oauthClientsPerUserMax: integer(env, 'OAUTH_CLIENTS_PER_USER_MAX', 20, 1, 1_000_000),
     oauthTokenRate: {
       perClient: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 10, 1, 1_000_000_000),
       perUser: integer(env, 'OAUTH_TOKEN_USER_RATE_LIMIT', 30, 1, 1_000_000_000),

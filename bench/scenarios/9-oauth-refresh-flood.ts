@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config.ts';
 import { createClient } from '../../src/oauth/clients.ts';
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { ACCESS_TOKENS_PER_GRANT, issueTokenPair } from '../../src/oauth/issue.ts';
 import { newOAuthSecret, sha256Hex } from '../../src/oauth/secrets.ts';
 import type { Db } from '../../src/store/database.ts';
@@ -85,14 +86,18 @@ export const oauthRefreshFlood: OwnScenario = {
     const config = loadConfig({});
     const attacker = opts.spec.users;
     const now = Math.floor(Date.now() / 1000);
-    const { client } = await createClient(store.db, {
-      name: 'Bench refresher',
-      ownerId: attacker,
-      avatar: '',
-      redirectUris: ['https://refresher.example/callback'],
-      public: true,
-      now,
-    });
+    const { client } = await createClient(
+      store.db,
+      {
+        name: 'Bench refresher',
+        ownerId: attacker,
+        avatar: '',
+        redirectUris: ['https://refresher.example/callback'],
+        public: true,
+        now,
+      },
+      actOutsideRequest('cli', now),
+    );
     const refreshTokens: string[] = [];
     for (let i = 0; i < GRANTS; i++) {
       // As a code exchange issues them (the bench has no browser to approve one).

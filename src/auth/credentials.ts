@@ -13,11 +13,12 @@ import type { Db, Store } from '../store/database.ts';
 import type { Database } from '../store/schema.ts';
 import type { Clock } from './clock.ts';
 import { liveAt } from './live.ts';
-import { effectivePrivileges, isBanned, requestedPrivileges } from './privileges.ts';
+import { bearerPrivileges, effectivePrivileges, isBanned, requestedPrivileges } from './privileges.ts';
 import { familyTokenHash, hashTokenSecret, legacyTokenHash } from './secret.ts';
 import type { LastUsedBatcher } from './last-used.ts';
 import { deleteTokenById } from './revocation.ts';
 import type { Session } from './sessions.ts';
+import { recordEvent, type Act } from './security-log.ts';
 
 export interface TokenIdentity {
   kind: 'token';
@@ -44,7 +45,10 @@ export interface BearerIdentity {
   userId: number;
   username: string;
   userPrivileges: number;
-  /** limit(scope privileges, owner's current privileges); 0 for a banned owner */
+  /**
+   * limit(scope privileges, the user's current privileges); 0 for a banned user, and 0 while the
+   * application's owner is banned (bearerPrivileges)
+   */
   privileges: number;
   /** the granted scopes, space-separated */
   scope: string;
@@ -128,6 +132,8 @@ export interface BearerRow {
   client_name: string;
   client_owner_id: number;
   client_avatar: string;
+  /** the application owner's privileges as stored now (the same join: no query of its own) */
+  client_owner_privileges: number;
   username: string;
   user_privileges: number;
 }
@@ -144,7 +150,11 @@ export interface BearerTokens {
   /** Every access token with its client and owner (BearerRow's columns and token_hash); no parameters. */
   query(
     db: Db,
-  ): SelectQueryBuilder<Database, 'oauth_access_tokens' | 'oauth_clients' | 'users', Hashed<BearerRow>>;
+  ): SelectQueryBuilder<
+    Database & { owners: Database['users'] },
+    'oauth_access_tokens' | 'oauth_clients' | 'users' | 'owners',
+    Hashed<BearerRow>
+  >;
   /** The token privileges a scope string carries. */
   scopePrivileges(scope: string): number;
   /** Ends the grant an access token belongs to, every token of it. */
@@ -279,13 +289,16 @@ export interface CredentialCore {
    * header, where an OAuth access token is looked for first, then an API token). At once when there is
    * no secret, else a promise.
    */
-  identify(secret: string | undefined, bearer: boolean): Identity | Promise<Identity>;
+  identify(secret: string | undefined, bearer: boolean, address?: string): Identity | Promise<Identity>;
   /** The live web session with this secret, or undefined for anything else (an API or bearer token too). */
   session(secret: string | undefined): Promise<Session | undefined>;
   /** The live OAuth access token with this secret, or undefined (introspection and revocation ask). */
   bearer(secret: string): Promise<AccessTokenIdentity | undefined>;
-  /** Ends the credential an identity came from: the API token, or the whole grant of an access token. */
-  end(identity: TokenIdentity | AccessTokenIdentity): Promise<void>;
+  /**
+   * Ends the credential an identity came from: the API token, or the whole grant of an access token (the
+   * security log's `token.revoked` or, for a user's grant, `app.withdrawn`, reason self).
+   */
+  end(identity: TokenIdentity | AccessTokenIdentity, act: Act): Promise<void>;
 }
 
 export interface CredentialCoreDeps {
@@ -299,9 +312,9 @@ export interface CredentialCoreDeps {
 export function credentialCore({ store, clock, lastUsed, bearerTokens }: CredentialCoreDeps): CredentialCore {
   const lookup = credentialLookup(store, clock, bearerTokens);
 
-  const fromToken = (row: TokenWithOwner | undefined): Identity => {
+  const fromToken = (row: TokenWithOwner | undefined, address: string | undefined): Identity => {
     if (!row) return NO_IDENTITY;
-    lastUsed.touch(row.id, row.at);
+    lastUsed.touch(row.id, row.at, address);
     return {
       kind: 'token',
       tokenId: row.id,
@@ -332,7 +345,7 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
         createdAt,
         expiresAt: Number(row.expires_at),
         client,
-        ownerBanned: isBanned(userPrivileges),
+        ownerBanned: isBanned(Number(row.client_owner_privileges)),
       };
     return {
       kind: 'bearer',
@@ -340,7 +353,11 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       userId: row.user_id,
       username: row.username,
       userPrivileges,
-      privileges: effectivePrivileges(bearerTokens.scopePrivileges(row.scope), userPrivileges),
+      privileges: bearerPrivileges(
+        bearerTokens.scopePrivileges(row.scope),
+        userPrivileges,
+        Number(row.client_owner_privileges),
+      ),
       scope: row.scope,
       created: rfc3339(createdAt),
       createdAt,
@@ -348,16 +365,17 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       client,
     };
   };
-  const byToken = (secret: string): Promise<Identity> => lookup.token(secret).then(fromToken);
-  const byBearerThenToken = async (secret: string): Promise<Identity> => {
+  const byToken = (secret: string, address: string | undefined): Promise<Identity> =>
+    lookup.token(secret).then((row) => fromToken(row, address));
+  const byBearerThenToken = async (secret: string, address: string | undefined): Promise<Identity> => {
     const row = await lookup.bearer(secret);
-    return row ? fromBearer(row) : byToken(secret);
+    return row ? fromBearer(row) : byToken(secret, address);
   };
 
   return {
-    identify(secret, bearer) {
+    identify(secret, bearer, address) {
       if (secret === undefined) return NO_IDENTITY;
-      return bearer ? byBearerThenToken(secret) : byToken(secret);
+      return bearer ? byBearerThenToken(secret, address) : byToken(secret, address);
     },
     async session(secret) {
       if (!secret) return undefined;
@@ -377,14 +395,22 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       const row = await lookup.bearer(secret);
       return row && fromBearer(row);
     },
-    async end(identity) {
+    async end(identity, act) {
       if (identity.kind === 'token') {
         lastUsed.forget(identity.tokenId);
-        await deleteTokenById(store.db, identity.tokenId);
+        await deleteTokenById(store.db, identity.tokenId, act, 'self');
       } else {
         // The whole grant: a refresh token left behind would mint a new access token at once. A client
         // credentials token is a grant of its own (its family is its alone).
         await bearerTokens.endGrant(store.db, identity.tokenId);
+        // An application's own token is no user's: there is no account whose log it belongs in.
+        if (identity.kind === 'bearer')
+          await recordEvent(store.db, act, {
+            userId: identity.userId,
+            kind: 'app.withdrawn',
+            clientId: identity.client.id,
+            detail: 'self',
+          });
       }
     },
   };

@@ -10,6 +10,7 @@ import { deleteInBatches } from '../store/batches.ts';
 import { unexpiredAt } from './live.ts';
 import { limit } from './privileges.ts';
 import { hashTokenSecret, newTokenSecret } from './secret.ts';
+import { recordEvent, type Act } from './security-log.ts';
 
 const MAX_SECRET_ATTEMPTS = 5;
 
@@ -63,6 +64,10 @@ export interface TokenRequest {
    * sessions) may not exceed it; 'none' only for an operator's explicit override (`--force`).
    */
   cap: number | 'none';
+  /** who asked, how and from where: the security log's `token.created` event (in the same transaction) */
+  act: Act;
+  /** the event's detail (e.g. that it replaced a regenerated token) */
+  detail?: string;
 }
 
 /** The owner already holds `max` live API tokens: nothing was stored. */
@@ -133,6 +138,12 @@ export async function mintToken(
       },
       newSecret,
     );
+    await recordEvent(trx, request.act, {
+      userId: request.userId,
+      kind: 'token.created',
+      tokenId: id,
+      detail: request.detail ?? null,
+    });
     return { id, secret, privileges };
   };
   return db.isTransaction ? inTransaction(db) : db.transaction().execute(inTransaction);

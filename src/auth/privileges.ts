@@ -158,6 +158,18 @@ export function requestedPrivileges(
   return familyToken && Number(row.private) === 1 ? ALL_TOKEN_PRIVILEGES : Number(row.privileges);
 }
 
+/**
+ * Privileges an OAuth access token carries: its scopes' privileges as effectivePrivileges gives them for
+ * the user it acts for, and 0 while the application's owner is banned (a banned owner keeps no app working).
+ */
+export function bearerPrivileges(
+  scopePrivileges: number,
+  userPrivileges: number,
+  applicationOwnerPrivileges: number,
+): number {
+  return isBanned(applicationOwnerPrivileges) ? 0 : effectivePrivileges(scopePrivileges, userPrivileges);
+}
+
 function names(table: Readonly<Record<string, number>>, mask: number): string[] {
   const bits = lowBits(mask);
   return Object.entries(table)

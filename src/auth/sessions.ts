@@ -4,6 +4,7 @@
 // and remembers when its password was last entered, for sudo mode.
 import type { Db } from '../store/database.ts';
 import { endOldestBeyond, mintSession } from './mint.ts';
+import { recordEvent, type Act } from './security-log.ts';
 
 /** How long a web sign-in lasts. */
 export const SESSION_TTL_S = 30 * 86_400;
@@ -20,13 +21,18 @@ export interface Session {
   passwordAt: number | null;
 }
 
-/** Signs `userId` in: a new session, whose password was entered `now`; the oldest beyond the cap end. */
+/**
+ * Signs `userId` in: a new session, whose password was entered at `act.at` (the security log's
+ * `signin.succeeded`, by the new session); the oldest beyond the cap end.
+ */
 export async function startSession(
   db: Db,
   userId: number,
-  now: number,
+  act: Act,
 ): Promise<{ id: number; secret: string }> {
+  const now = act.at;
   const session = await mintSession(db, { userId, now, expiresAt: now + SESSION_TTL_S });
+  await recordEvent(db, { ...act, by: session.id }, { userId, kind: 'signin.succeeded' });
   await endOldestBeyond(
     SESSIONS_PER_USER_MAX,
     async (offset, limit) =>
@@ -51,18 +57,26 @@ export async function startSession(
 export const inSudoMode = (session: Session, now: number, windowS: number): boolean =>
   session.passwordAt !== null && now - session.passwordAt < windowS;
 
-/** The password was entered again in this session. */
-export async function recordPasswordEntry(db: Db, sessionId: number, now: number): Promise<void> {
+/** The password was entered again in this session, at `act.at` (the security log's `sudo.confirmed`). */
+export async function recordPasswordEntry(db: Db, session: Session, act: Act): Promise<void> {
   await db
     .updateTable('tokens')
-    .set({ password_at: now })
-    .where('id', '=', sessionId)
+    .set({ password_at: act.at })
+    .where('id', '=', session.id)
     .where('session', '=', 1)
     .execute();
+  await recordEvent(db, act, { userId: session.userId, kind: 'sudo.confirmed' });
 }
 
-export async function endSession(db: Db, sessionId: number): Promise<void> {
-  await db.deleteFrom('tokens').where('id', '=', sessionId).where('session', '=', 1).execute();
+/** Signs one session out (the security log's `session.ended`, published). */
+export async function endSession(db: Db, session: Session, act: Act): Promise<void> {
+  const r = await db
+    .deleteFrom('tokens')
+    .where('id', '=', session.id)
+    .where('session', '=', 1)
+    .executeTakeFirst();
+  if (Number(r.numDeletedRows) > 0)
+    await recordEvent(db, act, { userId: session.userId, kind: 'session.ended', tokenId: session.id });
 }
 
 /** Ends every session of the user; returns how many. */

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Store } from '../store/database.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { Style } from './format.ts';
+import type { Act } from '../auth/security-log.ts';
 import { integerInRange } from '../decimal-integer.ts';
 
 export interface OptionSpec {
@@ -51,6 +52,8 @@ export const isGroup = (c: Command): c is GroupCommand => 'subcommands' in c;
 export interface Output {
   json: Record<string, unknown>;
   text: string;
+  /** Under --json, these objects one a line instead of `json` (JSON lines: `tokend audit`). */
+  jsonLines?: ReadonlyArray<Record<string, unknown>>;
 }
 
 export interface Context {
@@ -59,6 +62,11 @@ export interface Context {
   /** The store, opened (and migrated) on first use and closed by the dispatcher when the command ends. */
   store(): Promise<Store>;
   passwords(): Promise<PasswordHasher>;
+  /**
+   * The act of this command for the security log (means cli), whose revocations and privilege changes
+   * are published on Redis with REDIS_URL (the link made on first use, closed when the command ends).
+   */
+  act(): Promise<Act>;
   /** All of standard input (for `--password -`). */
   readStdin(): Promise<string>;
   /** Asks on the terminal without echoing the answer; undefined when standard input is not a terminal. */

@@ -8,6 +8,8 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { nearestName } from '../nearest-name.ts';
 import type { Store } from '../store/database.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
+import type { RedisLink } from '../redis.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import {
   Args,
   CliError,
@@ -64,6 +66,7 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
   } catch (err) {
     return reportError(err, argv.includes('--json'), io);
   } finally {
+    await resources.redis?.close().catch(() => {});
     await resources.store?.close().catch(() => {});
   }
 }
@@ -117,7 +120,12 @@ function optionHint(arg: string, options: Iterable<string>): string {
 
 interface Resources {
   store: Store | undefined;
+  /** the Redis link of published events (REDIS_URL), made by the first command that acts */
+  redis?: RedisLink;
 }
+
+/** How long a command waits for Redis before its events are dropped (said on stderr). */
+const CLI_REDIS_WAIT_MS = 1000;
 
 async function dispatch(root: GroupCommand, argv: string[], io: Io, resources: Resources): Promise<number> {
   const path: string[] = [];
@@ -255,7 +263,9 @@ async function runLeaf(
   const ctx = makeContext(io, resources, style, json);
   const args = new Args(name, values as Record<string, string | boolean | string[] | undefined>);
   const output = await command.run(args, ctx);
-  if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+  if (output && json && output.jsonLines)
+    io.stdout.write(output.jsonLines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+  else if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
   return 0;
 }
 
@@ -297,6 +307,24 @@ function makeContext(io: Io, resources: Resources, style: Context['style'], json
       const { bcryptCost, bcryptConcurrency } = await ctx.config();
       passwords = new PasswordHasher({ cost: bcryptCost, concurrency: bcryptConcurrency });
       return passwords;
+    },
+    async act() {
+      const { actOutsideRequest, NO_EVENTS, RedisEvents } = await import('../auth/security-log.ts');
+      const { redisUrl, redisKeyPrefix } = await ctx.config();
+      if (redisUrl === undefined) return actOutsideRequest('cli', nowSeconds(), NO_EVENTS);
+      const { RedisLink } = await import('../redis.ts');
+      const quiet = { warn: () => undefined, info: () => undefined };
+      resources.redis ??= new RedisLink(redisUrl, quiet);
+      await resources.redis.waitReady(CLI_REDIS_WAIT_MS);
+      const events = new RedisEvents(resources.redis, redisKeyPrefix);
+      let warned = false;
+      events.onDropped = () => {
+        if (warned) return;
+        warned = true;
+        const warning = 'Redis is unreachable: this change was not published on its events channel';
+        io.stderr.write(json ? `${JSON.stringify({ warning })}\n` : `${PROGRAM}: warning: ${warning}\n`);
+      };
+      return actOutsideRequest('cli', nowSeconds(), events);
     },
     askHidden: io.askHidden,
     async readStdin() {

@@ -6,6 +6,7 @@
 // is usually given: otherwise each address of it would get a fresh budget.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { FastifyRequest } from 'fastify';
+import { shortUserAgent, type Act, type EventSink, type Means } from '../auth/security-log.ts';
 
 const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 
@@ -73,4 +74,22 @@ export function clientAddress(request: FastifyRequest): string {
 export function clientGone(request: FastifyRequest): () => boolean {
   const socket = request.raw.socket;
   return () => socket.destroyed || socket.readableEnded;
+}
+
+/** What an event of the security log (src/auth/security-log.ts) records of the request that made it. */
+export function requestAct(
+  request: FastifyRequest,
+  means: Means,
+  by: string | number | null,
+  at: number,
+  events: EventSink,
+): Act {
+  return {
+    means,
+    by,
+    address: clientAddress(request),
+    userAgent: shortUserAgent(request.headers['user-agent']),
+    at,
+    events,
+  };
 }

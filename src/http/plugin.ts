@@ -55,7 +55,8 @@ export const identityPlugin = fp<IdentityPluginOptions>(
           return;
         }
         presentedBearer = credential?.source === 'bearer';
-        identity = credentials.identify(credential?.value, presentedBearer);
+        // The address as Fastify derived it: the last-used write makes it canonical, off the request.
+        identity = credentials.identify(credential?.value, presentedBearer, request.ip);
       } catch (err) {
         return done(err as Error);
       }

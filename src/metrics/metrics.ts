@@ -3,6 +3,7 @@
 import { Counter, Gauge, Histogram, Registry } from './prom-classes.ts';
 import type { LoginResult } from '../tokens/service.ts';
 import type { Store } from '../store/database.ts';
+import { RedisEvents, type EventSink } from '../auth/security-log.ts';
 
 const LOOP_TICK_MS = 10;
 
@@ -90,6 +91,18 @@ export class TokendMetrics {
     registers: [this.registry],
   });
 
+  readonly eventsPublished = new Counter({
+    name: 'tokend_events_published_total',
+    help: 'Revocations and privilege changes published on the Redis events channel.',
+    registers: [this.registry],
+  });
+
+  readonly eventsDropped = new Counter({
+    name: 'tokend_events_dropped_total',
+    help: 'Events not published because Redis was unreachable or refused them (dropped, never retried).',
+    registers: [this.registry],
+  });
+
   constructor() {
     // How long the event loop was held at worst: how late a 10 ms timer fired, reset at each scrape.
     // (perf_hooks' monitorEventLoopDelay records the timer's own period, not a long hold.)
@@ -159,6 +172,7 @@ export interface Observed {
   lastUsed: { onFlush: ((size: number) => void) | undefined };
   expiry: { onSwept: ((deleted: number) => void) | undefined };
   store: Pick<Store, 'poolStats'>;
+  events: EventSink;
 }
 
 /** Points the background services' callbacks at the metrics. */
@@ -169,5 +183,9 @@ export function observeServices(metrics: TokendMetrics, services: Observed): voi
   };
   services.lastUsed.onFlush = (size) => metrics.lastUsedBatch.observe(size);
   services.expiry.onSwept = (deleted) => metrics.tokensExpired.inc(deleted);
+  if (services.events instanceof RedisEvents) {
+    services.events.onPublished = () => metrics.eventsPublished.inc();
+    services.events.onDropped = () => metrics.eventsDropped.inc();
+  }
   if (services.store.poolStats) metrics.observePool(services.store.poolStats);
 }

@@ -1,6 +1,7 @@
 // The applications that act for a user, as the user sees and ends them: the connected applications list
 // and its revocation (the pages, through web/applications.ts UserGrants), and the end of every grant of a
 // user (sign out everywhere, src/auth/revocation.ts).
+import { recordEvent, type Act } from '../auth/security-log.ts';
 import type { Db } from '../store/database.ts';
 import { liveAt } from '../auth/live.ts';
 import type { ConnectedApplication, UserGrants } from '../web/applications.ts';
@@ -85,26 +86,55 @@ export async function connectedApplications(
   return { applications, total: Number(counted.n) };
 }
 
-/** Withdraws the user's approval of the application and ends every token and code it holds for the user. */
-export async function revokeApplication(db: Db, userId: number, clientId: string): Promise<boolean> {
+/** The tables of what an application holds: the approvals, then the tokens and codes it obtained. */
+const GRANT_TABLES = [
+  'oauth_consents',
+  'oauth_access_tokens',
+  'oauth_refresh_tokens',
+  'oauth_codes',
+] as const;
+type GrantTable = (typeof GRANT_TABLES)[number];
+
+/** Deletes the rows of `tables` that the filter names (one user's with one application, or one application's). */
+async function endGrants(
+  trx: Db,
+  tables: readonly GrantTable[],
+  filter: { clientId: string; userId?: number },
+): Promise<number> {
+  let deleted = 0;
+  for (const table of tables) {
+    let query = trx.deleteFrom(table).where('client_id', '=', filter.clientId);
+    if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+    deleted += Number((await query.executeTakeFirst()).numDeletedRows);
+  }
+  return deleted;
+}
+
+/**
+ * Withdraws the user's approval of the application and ends every token and code it holds for the user
+ * (the security log's `app.withdrawn`, published).
+ */
+export async function revokeApplication(
+  db: Db,
+  userId: number,
+  clientId: string,
+  act: Act,
+): Promise<boolean> {
   if (!possibleClientId(clientId)) return false;
   return db.transaction().execute(async (trx) => {
-    let deleted = 0;
-    for (const table of [
-      'oauth_consents',
-      'oauth_access_tokens',
-      'oauth_refresh_tokens',
-      'oauth_codes',
-    ] as const) {
-      const r = await trx
-        .deleteFrom(table)
-        .where('user_id', '=', userId)
-        .where('client_id', '=', clientId)
-        .executeTakeFirst();
-      deleted += Number(r.numDeletedRows);
-    }
+    const deleted = await endGrants(trx, GRANT_TABLES, { clientId, userId });
+    if (deleted > 0) await recordEvent(trx, act, { userId, kind: 'app.withdrawn', clientId, detail: 'user' });
     return deleted > 0;
   });
+}
+
+/**
+ * Ends every token and unexchanged code the application holds, for every user (its secret was rotated
+ * with "end its tokens"); with `approvals`, the users' approvals too (the application is being deleted).
+ * Returns how many rows went.
+ */
+export function endGrantsOfApplication(trx: Db, clientId: string, approvals: boolean): Promise<number> {
+  return endGrants(trx, approvals ? GRANT_TABLES : GRANT_TABLES.slice(1), { clientId });
 }
 
 /** Ends every OAuth grant of the user: access and refresh tokens, unexchanged codes, the approvals. */

@@ -1,7 +1,8 @@
 // The OAuth access tokens as a kind of credential of the credential core (src/auth/credentials.ts), which
 // app.ts registers with it: the core looks them up, by hash and live by its rule, through this query;
-// a bearer identity carries its scopes' privileges; a token of no user (the client credentials grant) is
-// the application's own; ending one ends its whole grant.
+// a bearer identity carries its scopes' privileges, nothing while its application's owner is banned (the
+// owner's privileges come with the same row, through the client's join: no query of their own); a token of
+// no user (the client credentials grant) is the application's own; ending one ends its whole grant.
 import type { BearerTokens } from '../auth/credentials.ts';
 import { revokeGrantOfAccessToken } from './repository.ts';
 import { scopePrivileges } from './scopes.ts';
@@ -18,6 +19,7 @@ export const bearerTokens: BearerTokens = {
           eb('users.id', '=', eb.fn.coalesce('oauth_access_tokens.user_id', 'oauth_clients.owner_id')),
         ),
       )
+      .innerJoin('users as owners', 'owners.id', 'oauth_clients.owner_id')
       .select([
         'oauth_access_tokens.id',
         'oauth_access_tokens.user_id',
@@ -28,6 +30,7 @@ export const bearerTokens: BearerTokens = {
         'oauth_clients.name as client_name',
         'oauth_clients.owner_id as client_owner_id',
         'oauth_clients.avatar as client_avatar',
+        'owners.privileges as client_owner_privileges',
         'users.username',
         'users.privileges as user_privileges',
         'oauth_access_tokens.token_hash',

@@ -4,6 +4,7 @@ import type { CredentialCore } from '../auth/credentials.ts';
 import type { Db } from '../store/database.ts';
 import type { WebDeps } from '../web/session.ts';
 import type { TokenLimits } from './token-limits.ts';
+import type { EventSink } from '../auth/security-log.ts';
 
 export interface OAuthDeps {
   db: Db;
@@ -15,6 +16,8 @@ export interface OAuthDeps {
   grants: OAuthGrantBounds;
   /** finds a live access token (introspection, revocation) */
   credentials: Pick<CredentialCore, 'bearer'>;
+  /** where the security log publishes an ended grant (Services.events) */
+  events: EventSink;
 }
 
 /** What the token endpoint and its grants need besides: the token endpoint's rate limits. */

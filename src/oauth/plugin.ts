@@ -77,6 +77,7 @@ const oauthDeps = (app: FastifyInstance): OAuthDeps => ({
   publicUrl: app.tokend.config.publicUrl,
   grants: app.tokend.config.oauthGrants,
   credentials: app.tokend.credentials,
+  events: app.tokend.events,
 });
 
 /** Removes expired OAuth rows now and then; sweeps never overlap and a failure is retried next time. */

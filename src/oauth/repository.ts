@@ -1,5 +1,6 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
-import type { Selectable } from 'kysely';
+import { recordEvent, type Act } from '../auth/security-log.ts';
+import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate, upsert } from '../store/sql-dialect.ts';
 import { deleteInBatches } from '../store/batches.ts';
@@ -27,7 +28,7 @@ export const CLIENT_ID_MAX_LENGTH = 64;
 /** Whether `id` can name a client: no longer than the column, no NUL (src/store/text.ts). */
 export const possibleClientId = (id: string): boolean => canMatchText(id, CLIENT_ID_MAX_LENGTH);
 
-export async function insertClient(db: Db, client: ClientRow): Promise<void> {
+export async function insertClient(db: Db, client: Insertable<OAuthClientTable>): Promise<void> {
   await db.insertInto('oauth_clients').values(client).execute();
 }
 
@@ -40,7 +41,83 @@ export async function listClientRows(db: Db): Promise<ClientRow[]> {
   return db.selectFrom('oauth_clients').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
-/** Deletes the client; its codes, tokens and consents go with it (ON DELETE CASCADE). */
+/** An owner's clients, oldest first (through the unique index on owner_id, name_key). */
+export async function listClientRowsOfOwner(db: Db, ownerId: number): Promise<ClientRow[]> {
+  return db
+    .selectFrom('oauth_clients')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** How many clients the owner has registered. */
+export async function countClientsOfOwner(db: Db, ownerId: number): Promise<number> {
+  const row = await db
+    .selectFrom('oauth_clients')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Whether the owner has a client whose name compares as `nameKey`, other than `except`. */
+export async function ownerHasClientNamed(
+  db: Db,
+  ownerId: number,
+  nameKey: string,
+  except: string | undefined,
+): Promise<boolean> {
+  let query = db
+    .selectFrom('oauth_clients')
+    .select('id')
+    .where('owner_id', '=', ownerId)
+    .where('name_key', '=', nameKey);
+  if (except !== undefined) query = query.where('id', '<>', except);
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+/** Changes what the owner may change of a client: false when it has no such client. */
+export async function updateClientRow(
+  db: Db,
+  id: string,
+  ownerId: number,
+  fields: Pick<ClientRow, 'name' | 'name_key' | 'avatar' | 'redirect_uris'>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_clients')
+    .set(fields)
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Replaces a confidential client's secret hash; false when there is no such confidential client. */
+export async function replaceClientSecretHash(db: Db, id: string, secretHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_clients')
+    .set({ secret_hash: secretHash })
+    .where('id', '=', id)
+    .where('secret_hash', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** How many users have approved each of these clients (those with none are left out). */
+export async function consentCounts(db: Db, clientIds: readonly string[]): Promise<Map<string, number>> {
+  if (clientIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('oauth_consents')
+    .select((eb) => ['client_id', eb.fn.countAll<number | string>().as('n')])
+    .where('client_id', 'in', clientIds)
+    .groupBy('client_id')
+    .execute();
+  return new Map(rows.map((r) => [r.client_id, Number(r.n)]));
+}
+
+/** Deletes the client row (what it granted is ended first: src/oauth/applications.ts `endApplication`). */
 export async function deleteClientById(db: Db, id: string): Promise<boolean> {
   const result = await db.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
@@ -146,6 +223,25 @@ export async function revokeGrantOfAccessToken(db: Db, accessTokenId: number): P
 /** Revokes every access and refresh token descended from one grant. */
 export async function revokeFamily(db: Db, family: string): Promise<void> {
   await revokeFamilies(db, [family]);
+}
+
+/**
+ * Revokes one grant of `userId` with `clientId` for `reason` (the client revoked its refresh token; a
+ * code or rotated refresh token was presented again): the security log's `grant.revoked`, published.
+ */
+export async function revokeGrant(
+  db: Db,
+  grant: { family: string; userId: number; clientId: string },
+  act: Act,
+  reason: string,
+): Promise<void> {
+  await revokeFamily(db, grant.family);
+  await recordEvent(db, act, {
+    userId: grant.userId,
+    kind: 'grant.revoked',
+    clientId: grant.clientId,
+    detail: reason,
+  });
 }
 
 /** Revokes every access and refresh token descended from these grants; returns how many rows went. */
@@ -278,17 +374,25 @@ export async function findConsentScope(
   return row?.scope;
 }
 
+/** Stores the user's approval of these scopes (the security log's `app.authorized`, at `act.at`). */
 export async function saveConsent(
   db: Db,
-  consent: { userId: number; clientId: string; scope: string; now: number },
+  consent: { userId: number; clientId: string; scope: string },
+  act: Act,
 ): Promise<void> {
   await upsert(
     db,
     'oauth_consents',
-    { user_id: consent.userId, client_id: consent.clientId, scope: consent.scope, updated_at: consent.now },
+    { user_id: consent.userId, client_id: consent.clientId, scope: consent.scope, updated_at: act.at },
     ['user_id', 'client_id'],
-    { scope: consent.scope, updated_at: consent.now },
+    { scope: consent.scope, updated_at: act.at },
   );
+  await recordEvent(db, act, {
+    userId: consent.userId,
+    kind: 'app.authorized',
+    clientId: consent.clientId,
+    detail: consent.scope,
+  });
 }
 
 // ---- owners

@@ -28,6 +28,8 @@ import { unstorableDescription } from '../tokens/description.ts';
 import { decimalInteger, integerInRange } from '../decimal-integer.ts';
 import { legacyHashOfMd5 } from '../auth/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
+import { actOutsideRequest, recordEvents } from '../auth/security-log.ts';
+import { nowSeconds } from '../auth/clock.ts';
 import { reserveIds } from '../store/sql-dialect.ts';
 import { explicitIdProblem, MAX_EXPLICIT_ID, RIPPLE_SOURCE_IDS } from '../store/ids.ts';
 import {
@@ -226,6 +228,7 @@ export async function importRipple(
    * When the page is refused, row by row: a row that collides with one written meanwhile, or whose
    * values the database refuses, is skipped with the reason.
    */
+  const importAct = actOutsideRequest('import', nowSeconds());
   const write = async <Row extends { id: number }>(
     table: 'users' | 'tokens',
     rows: Row[],
@@ -238,13 +241,25 @@ export async function importRipple(
           .insertInto(table)
           .values(page as never)
           .execute();
-        if (table === 'tokens')
+        if (table === 'tokens') {
           await t
             .insertInto('ripple_imported_tokens')
             .values(
               page.map((row) => ({ id: row.id, token_hash: (row as unknown as TokenToImport).token_hash })),
             )
             .execute();
+          // Each token brought over is its owner's `token.created` event, means import.
+          await recordEvents(
+            t,
+            importAct,
+            page.map((row) => ({
+              userId: (row as unknown as TokenToImport).user_id,
+              kind: 'token.created',
+              tokenId: row.id,
+              detail: 'import-ripple',
+            })),
+          );
+        }
       });
     try {
       await insert(rows);

@@ -1,6 +1,7 @@
 // Versioned schema migrations. Kysely's Migrator records them in kysely_migration and holds a lock
 // (an advisory lock on PostgreSQL, a locked row on MySQL, the write lock on SQLite) while it runs,
 // so several instances starting at once against one empty database apply each migration once.
+import { createHash } from 'node:crypto';
 import { sql, type Kysely, type ColumnDefinitionBuilder } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import type { Dialect } from './types.ts';
@@ -550,6 +551,115 @@ const oauthCodeAttempts: MigrationFactory = () => ({
 });
 
 /**
+ * One owner's applications have different names (src/oauth/clients.ts `clientNameKey`): each gets the key
+ * its name compares by, and a unique index on (owner_id, name_key) holds the rule for every writer
+ * whatever the database's collation (MySQL/MariaDB would otherwise compare names case- and
+ * accent-insensitively, SQLite and PostgreSQL exactly). The key is a SHA-256 hex digest, so its length
+ * is fixed however long the name's normal form grows. Applications registered before this migration
+ * may share a name: the oldest of each keeps it, the others become "Name (2)", "Name (3)" … Also an index
+ * on oauth_consents.client_id: the applications page counts each application's users, and a deleted
+ * application's approvals are found by it.
+ */
+const oauthClientOwners: MigrationFactory = (dialect) => {
+  // The rule of src/oauth/clients.ts `clientNameKey` (src/users/username.ts `usernameSafe`, hashed) as
+  // this migration shipped it: the store may not import the folders above it, and a migration never changes.
+  const keyOf = (name: string): string =>
+    createHash('sha256')
+      .update(
+        name.trim().normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').replaceAll(' ', '_'),
+      )
+      .digest('hex');
+  return {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('oauth_clients').addColumn('name_key', 'char(64)').execute();
+      let after = '';
+      for (;;) {
+        const rows = (await db
+          .selectFrom('oauth_clients')
+          .select(['id', 'name'])
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(500)
+          .execute()) as Array<{ id: string; name: string }>;
+        for (const row of rows)
+          await db
+            .updateTable('oauth_clients')
+            .set({ name_key: keyOf(row.name) })
+            .where('id', '=', row.id)
+            .execute();
+        if (rows.length < 500) break;
+        after = rows[rows.length - 1]!.id;
+      }
+      const shared = (await db
+        .selectFrom('oauth_clients')
+        .select(['owner_id', 'name_key'])
+        .groupBy(['owner_id', 'name_key'])
+        .having((eb) => eb.fn.countAll(), '>', 1)
+        .execute()) as Array<{ owner_id: number; name_key: string }>;
+      for (const group of shared) {
+        const rows = (await db
+          .selectFrom('oauth_clients')
+          .select(['id', 'name'])
+          .where('owner_id', '=', group.owner_id)
+          .where('name_key', '=', group.name_key)
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute()) as Array<{ id: string; name: string }>;
+        for (const row of rows.slice(1)) {
+          for (let n = 2; ; n++) {
+            const suffix = ` (${n})`;
+            const name = `${[...row.name].slice(0, 255 - suffix.length).join('')}${suffix}`;
+            const key = keyOf(name);
+            const taken = await db
+              .selectFrom('oauth_clients')
+              .select('id')
+              .where('owner_id', '=', group.owner_id)
+              .where('name_key', '=', key)
+              .executeTakeFirst();
+            if (taken) continue;
+            await db
+              .updateTable('oauth_clients')
+              .set({ name, name_key: key })
+              .where('id', '=', row.id)
+              .execute();
+            break;
+          }
+        }
+      }
+      await db.schema
+        .createIndex('oauth_clients_owner_name')
+        .on('oauth_clients')
+        .columns(['owner_id', 'name_key'])
+        .unique()
+        .execute();
+      await db.schema.createIndex('oauth_consents_client').on('oauth_consents').column('client_id').execute();
+    },
+    async down(db: AnyDb) {
+      const dropOn = (name: string, table: string) => {
+        const drop = db.schema.dropIndex(name);
+        return (dialect === 'mysql' ? drop.on(table) : drop).execute();
+      };
+      // MySQL may have let these serve the foreign keys on owner_id and client_id: plain ones take over first.
+      if (dialect === 'mysql') {
+        await db.schema
+          .createIndex('oauth_clients_owner_id')
+          .on('oauth_clients')
+          .column('owner_id')
+          .execute();
+        await db.schema
+          .createIndex('oauth_consents_client_id')
+          .on('oauth_consents')
+          .column('client_id')
+          .execute();
+      }
+      await dropOn('oauth_consents_client', 'oauth_consents');
+      await dropOn('oauth_clients_owner_name', 'oauth_clients');
+      await db.schema.alterTable('oauth_clients').dropColumn('name_key').execute();
+    },
+  };
+};
+
+/**
  * An access token may belong to no user: the client credentials grant (RFC 6749 §4.4) gives an application
  * a token for itself (src/oauth/grants/client-credentials.ts). oauth_access_tokens.user_id becomes
  * nullable; every query that reads a user's tokens asks for `user_id = ?`, which a NULL never matches.
@@ -640,6 +750,54 @@ const clientCredentials: MigrationFactory = (dialect) => {
   };
 };
 
+/**
+ * The security log (src/auth/security-log.ts; its columns in docs/security-log.md), newest first per user
+ * and swept by age, and the address each token was last used from (written with its last use, in the
+ * same batched statement). Both only add: nothing existing changes, and `last_address` is nullable with
+ * no default, so a tokens table shared with another program keeps working.
+ */
+/** The security log's table alone: what the in-place mode runs of 0018 (src/store/ripple.ts). */
+export const securityLogTable: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('security_log')
+      .addColumn('id', 'integer', autoId(dialect))
+      .addColumn('at', 'bigint', (c) => c.notNull())
+      .addColumn('user_id', 'integer', (c) => c.notNull())
+      .addColumn('kind', 'varchar(32)', (c) => c.notNull())
+      .addColumn('means', 'varchar(16)', (c) => c.notNull())
+      .addColumn('means_id', 'varchar(64)')
+      .addColumn('token_id', 'integer')
+      .addColumn('client_id', 'varchar(255)')
+      .addColumn('detail', 'varchar(255)')
+      .addColumn('address', 'varchar(64)')
+      .addColumn('user_agent', 'varchar(160)')
+      .execute();
+    // A user's log, newest first (the page, `tokend audit --user`), paged by id.
+    await db.schema
+      .createIndex('security_log_user_id')
+      .on('security_log')
+      .columns(['user_id', 'id'])
+      .execute();
+    // The retention sweep and `tokend audit --since`.
+    await db.schema.createIndex('security_log_at').on('security_log').column('at').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('security_log').execute();
+  },
+});
+
+const securityLog: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    await securityLogTable(dialect).up(db);
+    await db.schema.alterTable('tokens').addColumn('last_address', 'varchar(64)').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('tokens').dropColumn('last_address').execute();
+    await securityLogTable(dialect).down!(db);
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -657,7 +815,9 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0013_token_created_at', tokenCreatedAt],
   ['0014_token_reveals', tokenReveals],
   ['0015_oauth_code_attempts', oauthCodeAttempts],
+  ['0016_oauth_client_owners', oauthClientOwners],
   ['0017_client_credentials', clientCredentials],
+  ['0018_security_log', securityLog],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -27,7 +27,7 @@ import {
 } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Database } from './schema.ts';
-import { MIGRATIONS, type MigrationFactory } from './migrations.ts';
+import { MIGRATIONS, securityLogTable, type MigrationFactory } from './migrations.ts';
 
 /** Every table of tokend's own in a family database is named with this prefix (views included). */
 export const TOKEND_TABLE_PREFIX = 'tokend_';
@@ -59,7 +59,7 @@ FROM users`;
 const TOKENS_VIEW = `CREATE ALGORITHM=MERGE SQL SECURITY INVOKER VIEW ${TOKEND_TABLE_PREFIX}tokens AS
 SELECT id, \`user\` AS user_id, privileges, description, token AS token_hash, private, last_updated,
   tokend_expires_at AS expires_at, tokend_session AS session, tokend_password_at AS password_at,
-  tokend_created_at AS created_at
+  tokend_created_at AS created_at, tokend_last_address AS last_address
 FROM tokens
 WHERE \`user\` <> '' AND \`user\` NOT REGEXP '[^0-9]' AND \`user\` NOT LIKE '0%' AND CHAR_LENGTH(\`user\`) <= 10
 WITH CASCADED CHECK OPTION`;
@@ -72,7 +72,8 @@ export const FAMILY_CHANGES: readonly string[] = [
   'ALTER TABLE tokens ADD COLUMN tokend_expires_at BIGINT NULL DEFAULT NULL, ' +
     'ADD COLUMN tokend_session SMALLINT NOT NULL DEFAULT 0, ' +
     'ADD COLUMN tokend_password_at BIGINT NULL DEFAULT NULL, ' +
-    'ADD COLUMN tokend_created_at BIGINT NULL DEFAULT NULL',
+    'ADD COLUMN tokend_created_at BIGINT NULL DEFAULT NULL, ' +
+    'ADD COLUMN tokend_last_address VARCHAR(64) NULL DEFAULT NULL',
   'CREATE INDEX tokend_tokens_token ON tokens (token)',
   'CREATE INDEX tokend_tokens_listing ON tokens (`user`, private, id, tokend_expires_at)',
   'CREATE INDEX tokend_tokens_expires_at ON tokens (tokend_expires_at)',
@@ -87,7 +88,7 @@ export const FAMILY_CHANGES_UNDONE: readonly string[] = [
   'DROP INDEX tokend_tokens_expires_at ON tokens',
   'DROP INDEX tokend_tokens_listing ON tokens',
   'DROP INDEX tokend_tokens_token ON tokens',
-  'ALTER TABLE tokens DROP COLUMN tokend_created_at, DROP COLUMN tokend_password_at, ' +
+  'ALTER TABLE tokens DROP COLUMN tokend_last_address, DROP COLUMN tokend_created_at, DROP COLUMN tokend_password_at, ' +
     'DROP COLUMN tokend_session, DROP COLUMN tokend_expires_at',
 ];
 
@@ -113,7 +114,10 @@ export const OWN_TABLE_MIGRATIONS = new Set([
   '0012_oauth_bounds',
   '0014_token_reveals',
   '0015_oauth_code_attempts',
+  '0016_oauth_client_owners',
   '0017_client_credentials',
+  // in place its table alone (securityLogTable): the tokens column is FAMILY_CHANGES' tokend_last_address
+  '0018_security_log',
 ]);
 
 /**
@@ -140,7 +144,12 @@ export const COVERED_BY_FAMILY_CHANGES = new Set([
 /** The in-place mode's migrations, in order: the family's additions first, then tokend's own tables. */
 export const IN_PLACE_MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0000_ripple_in_place', familyChanges],
-  ...MIGRATIONS.filter(([name]) => OWN_TABLE_MIGRATIONS.has(name)),
+  ...MIGRATIONS.filter(([name]) => OWN_TABLE_MIGRATIONS.has(name)).map(
+    ([name, make]): readonly [string, MigrationFactory] => [
+      name,
+      name === '0018_security_log' ? securityLogTable : make,
+    ],
+  ),
 ];
 
 /** The tables tokend names in its queries, each with the name it has in a family database. */
@@ -156,6 +165,7 @@ const PREFIXED: ReadonlyMap<string, string> = new Map(
       'oauth_consents',
       'ripple_imported_tokens',
       'token_reveals',
+      'security_log',
     ] satisfies Array<keyof Database>
   ).map((name) => [name, `${TOKEND_TABLE_PREFIX}${name}`]),
 );

@@ -1,5 +1,5 @@
 // Table definitions: the source of every row type (Selectable<…>) in the repositories.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /** Largest id a user or token can have: ids are 32-bit signed integer columns in every dialect. */
 export const MAX_ID = 2_147_483_647;
@@ -34,6 +34,27 @@ export interface TokenTable {
   password_at: number | null;
   /** Unix seconds when the token was made; null for tokens made before tokend recorded it */
   created_at: number | null;
+  /** the canonical client address of the latest use written (src/auth/last-used.ts); null: none yet */
+  last_address: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One event of the security log (src/auth/security-log.ts, docs/security-log.md). */
+export interface SecurityLogTable {
+  id: Generated<number>;
+  /** Unix seconds */
+  at: number;
+  user_id: number;
+  kind: string;
+  /** how: api, web, oauth, cli, import, expiry */
+  means: string;
+  /** what acted: the API token's id, the web session's id, the application's client id; null for the rest */
+  means_id: string | null;
+  token_id: number | null;
+  client_id: string | null;
+  /** why or how, in a word or a few (a failed sign-in's reason, a revocation's cause) */
+  detail: string | null;
+  address: string | null;
+  user_agent: string | null;
 }
 
 /** A new token's secret, sealed with its session's key, until the token page shows it once (src/web/reveal.ts). */
@@ -58,6 +79,11 @@ export interface OAuthClientTable {
   /** SHA-256 hex of the client secret; null for a public client (which must use PKCE) */
   secret_hash: string | null;
   created_at: number;
+  /**
+   * SHA-256 hex of the name as names compare (src/oauth/clients.ts `clientNameKey`): unique per owner.
+   * Null only for a row written by something else (an import from before migration 0016).
+   */
+  name_key: string | null;
 }
 
 /** An authorization code: single use, short-lived, bound to client, redirect URI and PKCE challenge. */
@@ -130,4 +156,5 @@ export interface Database {
   oauth_consents: OAuthConsentTable;
   ripple_imported_tokens: RippleImportedTokenTable;
   token_reveals: TokenRevealTable;
+  security_log: SecurityLogTable;
 }

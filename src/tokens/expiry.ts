@@ -1,8 +1,11 @@
-// Token expiry: the lookup already refuses expired tokens; this sweep only removes their rows.
+// Token expiry: the lookup already refuses expired tokens; this sweep only removes their rows (each API
+// token's end a `token.revoked` event, means expiry), and the security log's events older than
+// SECURITY_LOG_DAYS.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/database.ts';
 import { deleteExpiredTokens } from './repository.ts';
 import { PeriodicJob } from '../periodic.ts';
+import { actOutsideRequest, deleteOldEvents, type EventSink } from '../auth/security-log.ts';
 
 /** Longest lifetime a token may be given at creation: ten years of 365 days, in seconds. */
 export const MAX_EXPIRES_IN_S = 10 * 365 * 86_400;
@@ -12,14 +15,26 @@ export class ExpirySweeper {
   /** Called after each sweep with the number of tokens it deleted (for metrics). */
   onSwept: ((deleted: number) => void) | undefined;
 
-  constructor(db: Db, log: FastifyBaseLogger, now: () => number) {
+  constructor(
+    db: Db,
+    log: FastifyBaseLogger,
+    now: () => number,
+    securityLog: { events: EventSink; days: number },
+  ) {
     this.job = new PeriodicJob(async () => {
+      const at = now();
       try {
-        const deleted = await deleteExpiredTokens(db, now());
+        const deleted = await deleteExpiredTokens(db, actOutsideRequest('expiry', at, securityLog.events));
         this.onSwept?.(deleted);
         if (deleted > 0) log.info({ deleted }, 'deleted expired tokens');
       } catch (err) {
         log.error({ err }, 'deleting expired tokens failed; will retry');
+      }
+      try {
+        const deleted = await deleteOldEvents(db, at, securityLog.days);
+        if (deleted > 0) log.info({ deleted }, 'deleted old security log events');
+      } catch (err) {
+        log.error({ err }, 'deleting old security log events failed; will retry');
       }
     });
   }

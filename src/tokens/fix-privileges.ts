@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/database.ts';
 import { fixTokenPrivileges, type FixScope } from './repository.ts';
+import { recordEvent, type Act } from '../auth/security-log.ts';
 
 /** The fix_privileges runs started by requests, in the background; shutdown waits for them. */
 export class FixPrivilegesRuns {
@@ -14,11 +15,21 @@ export class FixPrivilegesRuns {
     this.log = log;
   }
 
-  startFixPrivileges(db: Db, scope: FixScope): void {
+  /**
+   * A run that rewrote tokens is a `privileges.changed` event (published): of the user in scope, or of
+   * user 0 for a run over every user (which does not know whose tokens it rewrote).
+   */
+  startFixPrivileges(db: Db, scope: FixScope, act: Act): void {
     const job = fixTokenPrivileges(db, scope)
-      .then(({ rows, statements }) => {
+      .then(async ({ rows, statements }) => {
         this.onFixed?.(rows, statements);
         this.log.info({ scope, rows, statements }, 'fix_privileges finished');
+        if (rows > 0)
+          await recordEvent(db, act, {
+            userId: scope.kind === 'user' ? scope.userId : 0,
+            kind: 'privileges.changed',
+            detail: `fix_privileges: ${rows} tokens limited to their owner's privileges`,
+          });
       })
       .catch((err: unknown) => this.log.error({ err, scope }, 'fix_privileges failed'))
       .finally(() => this.running.delete(job));

@@ -2,6 +2,7 @@
 import type { Db } from '../store/database.ts';
 import { mintToken, type MintedToken } from '../auth/mint.ts';
 import { deletePublicTokenOfUser, findPublicTokenOfUser } from './repository.ts';
+import type { Act } from '../auth/security-log.ts';
 
 export interface RegeneratedToken {
   /** the id of the token that ended */
@@ -23,11 +24,12 @@ export interface RegeneratedToken {
  */
 export async function regenerateToken(
   db: Db,
-  request: { userId: number; tokenId: number; now: number; cap: number },
+  request: { userId: number; tokenId: number; now: number; cap: number; act: Act },
 ): Promise<RegeneratedToken | undefined> {
   const run = async (trx: Db): Promise<RegeneratedToken | undefined> => {
     const old = await findPublicTokenOfUser(trx, request.userId, request.tokenId, request.now);
-    if (!old || !(await deletePublicTokenOfUser(trx, request.userId, old.id))) return undefined;
+    if (!old || !(await deletePublicTokenOfUser(trx, request.userId, old.id, request.act, 'regenerated')))
+      return undefined;
     const token = await mintToken(trx, {
       userId: request.userId,
       requested: Number(old.privileges),
@@ -36,6 +38,8 @@ export async function regenerateToken(
       now: request.now,
       expiresAt: old.expires_at ?? null,
       cap: request.cap,
+      act: request.act,
+      detail: `regenerated ${old.id}`,
     });
     return { replaced: old.id, token, description: old.description, expiresAt: old.expires_at };
   };

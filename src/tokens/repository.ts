@@ -5,6 +5,7 @@ import { deleteInBatches } from '../store/batches.ts';
 import { expiredAt, unexpiredAt } from '../auth/live.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
+import { recordEvent, recordEvents, type Act } from '../auth/security-log.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
 
 export type TokenRow = Selectable<TokenTable>;
@@ -111,6 +112,8 @@ export interface PageToken {
   created_at: number | null;
   /** no use of the token was ever written (see neverUsed) */
   never_used: boolean;
+  /** the canonical client address of the latest use written; null: none recorded */
+  last_address: string | null;
 }
 
 /**
@@ -120,7 +123,7 @@ export interface PageToken {
 const neverUsed = sql<number>`CASE WHEN created_at = last_updated THEN 1 ELSE 0 END`;
 
 const pageTokensOf = (db: Db, userId: number, now: number) =>
-  publicTokensOf(db, userId, now).select(['created_at', neverUsed.as('never_used')]);
+  publicTokensOf(db, userId, now).select(['created_at', 'last_address', neverUsed.as('never_used')]);
 
 /** A row as the drivers give it: numbers may come back as strings, and never_used as 0 or 1. */
 const pageToken = (row: Omit<PageToken, 'never_used'> & { never_used: number | string }): PageToken => ({
@@ -131,6 +134,7 @@ const pageToken = (row: Omit<PageToken, 'never_used'> & { never_used: number | s
   expires_at: row.expires_at === null ? null : Number(row.expires_at),
   created_at: row.created_at === null ? null : Number(row.created_at),
   never_used: Number(row.never_used) === 1,
+  last_address: row.last_address ?? null,
 });
 
 /**
@@ -162,26 +166,53 @@ export async function findPageToken(
   return row && pageToken(row);
 }
 
-/** Deletes one public token of this user; false when there is none with that id (or it is someone else's). */
-export async function deletePublicTokenOfUser(db: Db, userId: number, tokenId: number): Promise<boolean> {
+/**
+ * Revokes one public token of this user (the API's revocation by id, the token page, regenerating), with
+ * its `token.revoked` event (`reason`: by-id, page, regenerated); false when there is none with that id
+ * (or it is someone else's).
+ */
+export async function deletePublicTokenOfUser(
+  db: Db,
+  userId: number,
+  tokenId: number,
+  act: Act,
+  reason: string,
+): Promise<boolean> {
   const result = await db
     .deleteFrom('tokens')
     .where('id', '=', tokenId)
     .where('user_id', '=', userId)
     .where('private', '=', 0)
     .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  if (Number(result.numDeletedRows) === 0) return false;
+  await recordEvent(db, act, { userId, kind: 'token.revoked', tokenId, detail: reason });
+  return true;
 }
 
-/** Deletes every token that expired at or before `now`, in batches; returns how many. */
-export async function deleteExpiredTokens(db: Db, now: number): Promise<number> {
+/**
+ * Deletes every token that expired at or before `act.at`, in batches; returns how many. Each API token's
+ * end is a `token.revoked` event (reason expiry) of its owner; an expired web session's is not logged.
+ */
+export async function deleteExpiredTokens(db: Db, act: Act): Promise<number> {
   return deleteInBatches(
     async (limit) =>
-      (await db.selectFrom('tokens').select('id').where(expiredAt('tokens', now)).limit(limit).execute()).map(
-        (r) => r.id,
-      ),
-    async (ids) =>
-      Number((await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst()).numDeletedRows),
+      await db
+        .selectFrom('tokens')
+        .select(['id', 'user_id', 'session'])
+        .where(expiredAt('tokens', act.at))
+        .limit(limit)
+        .execute(),
+    async (rows) => {
+      const ids = rows.map((r) => r.id);
+      const deleted = await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst();
+      const ended = rows.filter((r) => Number(r.session) === 0);
+      await recordEvents(
+        db,
+        act,
+        ended.map((r) => ({ userId: r.user_id, kind: 'token.revoked', tokenId: r.id, detail: 'expiry' })),
+      );
+      return Number(deleted.numDeletedRows);
+    },
   );
 }
 
@@ -189,7 +220,7 @@ export async function deleteExpiredTokens(db: Db, now: number): Promise<number> 
 export async function listAllTokensOfUser(
   db: Db,
   userId: number,
-): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at' | 'created_at'>>> {
+): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at' | 'created_at' | 'last_address'>>> {
   return db
     .selectFrom('tokens')
     .select([

@@ -4,6 +4,7 @@ import type {
   ContextConfigDefault,
   FastifyInstance,
   FastifyReply,
+  FastifyRequest,
   FastifySchema,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
@@ -24,7 +25,7 @@ import { presentTime } from './time-format.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { decimalInteger } from '../decimal-integer.ts';
 import { firstValue } from '../http/first-value.ts';
-import { clientAddress, clientGone } from '../http/client-address.ts';
+import { clientGone, requestAct } from '../http/client-address.ts';
 import {
   createSchema,
   deleteByIdSchema,
@@ -89,8 +90,12 @@ const accessTokenFacts = (identity: AccessTokenIdentity) => ({
 
 export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<JsonSchemaToTsProvider>();
-  const { store, passwords, loginLimiter, lastUsed, credentials, jobs, clock } = app.tokend;
+  const { store, passwords, loginLimiter, lastUsed, credentials, jobs, clock, events, failedSignIns } =
+    app.tokend;
   const timeFormat = app.tokend.config.rippleTimeFormat;
+  /** The security log's act of an API request, by the API token it carries (none: a password login). */
+  const apiAct = (request: FastifyRequest, identity: Identity) =>
+    requestAct(request, 'api', identity.kind === 'token' ? identity.tokenId : null, clock(), events);
 
   const create: Handler<typeof createSchema> = async (request, reply) => {
     const body = request.body;
@@ -116,6 +121,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         loginLimiter,
         tokensPerUserMax: app.tokend.config.tokensPerUserMax,
         clock,
+        failedSignIns,
       },
       {
         username,
@@ -125,7 +131,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         description: body.description ?? '',
         expiresIn: body.expires_in ?? undefined,
       },
-      clientAddress(request),
+      apiAct(request, NO_IDENTITY),
       clientGone(request),
     );
     app.tokend.metrics.loginAttempt(result.kind);
@@ -259,9 +265,11 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
       case 'none':
         return sendEnvelope(reply, 400, 'No token was given, so none was deleted.');
       case 'token':
+        await credentials.end(identity, apiAct(request, identity));
+        break;
       case 'bearer':
       case 'client':
-        await credentials.end(identity);
+        await credentials.end(identity, requestAct(request, 'oauth', identity.client.id, clock(), events));
         break;
     }
     return sendEnvelope(reply, 200, 'Bye! The token has been deleted.');
@@ -289,7 +297,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     const deleted =
       tokenId >= 1 &&
       tokenId <= MAX_ID &&
-      (await deletePublicTokenOfUser(store.db, identity.userId, tokenId));
+      (await deletePublicTokenOfUser(store.db, identity.userId, tokenId, apiAct(request, identity), 'by-id'));
     if (!deleted) return sendEnvelope(reply, 404, 'You have no token with that id.');
     lastUsed.forget(tokenId);
     return sendEnvelope(reply, 200, 'The token has been deleted.');
@@ -319,7 +327,11 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
           400,
           `Invalid query parameter id=${JSON.stringify(raw)}: give a user id, "self", or 0/nothing for all users.`,
         );
-      jobs.startFixPrivileges(store.db, userId === 0 ? { kind: 'all' } : { kind: 'user', userId });
+      jobs.startFixPrivileges(
+        store.db,
+        userId === 0 ? { kind: 'all' } : { kind: 'user', userId },
+        apiAct(request, identity),
+      );
       return sendEnvelope(reply, 200, 'Privilege fixing started.');
     },
   );

@@ -7,6 +7,7 @@ import type { LoginLimiter } from '../auth/login-limiter.ts';
 import { checkPasswordLogin } from '../users/password-login.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import type { Clock } from '../auth/clock.ts';
+import type { Act, FailedSignIns } from '../auth/security-log.ts';
 
 export interface LoginInput {
   username: string | undefined;
@@ -36,20 +37,23 @@ export interface LoginDeps {
   tokensPerUserMax: number;
   /** the app's clock: the token's creation and expiry */
   clock: Clock;
+  failedSignIns: FailedSignIns;
 }
 
 /** Token creation's checks 3–8, in the spec's order (1 and 2 are the route's); the token cap after 7. */
 export async function loginForToken(
   deps: LoginDeps,
   input: LoginInput,
-  clientIp: string,
+  /** the request (means api): its address, user agent and the time read before the check */
+  act: Act,
   abandoned?: () => boolean,
 ): Promise<LoginResult> {
   const who =
     input.id !== undefined && input.id !== 0 ? { id: input.id } : { username: input.username ?? '' };
-  const checked = await checkPasswordLogin(deps, who, input.password, clientIp, abandoned);
+  const checked = await checkPasswordLogin(deps, who, input.password, act, abandoned);
   if (checked.kind !== 'ok') return checked;
   const user = checked.user;
+  // The token is made when the check ends (which may have waited in the password queue).
   const now = deps.clock();
   const expiresAt = input.expiresIn === undefined ? undefined : now + input.expiresIn;
   let token: MintedToken;
@@ -62,6 +66,8 @@ export async function loginForToken(
       now,
       expiresAt,
       cap: deps.tokensPerUserMax,
+      act: { ...act, at: now },
+      detail: 'password',
     });
   } catch (err) {
     if (err instanceof TokenCapReached) return { kind: 'too-many-tokens', max: err.max };

@@ -30,6 +30,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
   { name: 'oauth_access_tokens', key: ['id'], serial: true },
   { name: 'oauth_refresh_tokens', key: ['id'], serial: true },
   { name: 'ripple_imported_tokens', key: ['id'], serial: false },
+  { name: 'security_log', key: ['id'], serial: true },
 ];
 
 export type Cell = string | number | null;

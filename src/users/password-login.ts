@@ -2,7 +2,10 @@
 // the attempt against the login limits, refuse a legacy password, compare the password, refuse a banned
 // user. Token creation through the API, the web sign-in and sudo mode's password confirmation all call
 // it; none of them orders these steps itself. An attempt the password queue refuses (503) or drops
-// because its client went away had no password compared: its count is given back.
+// because its client went away had no password compared: its count is given back. A refused attempt on an
+// existing account is the security log's `signin.failed` (why: password, banned, legacy, rate-limited),
+// at most FAILED_SIGN_INS_PER_WINDOW of one address per window; a success is the event of what it
+// leads to (the new session's sign-in, the API's new token, sudo mode's confirmation): one insert a login.
 import type { Db } from '../store/database.ts';
 import { isBanned } from '../auth/privileges.ts';
 import { findUserById, findUserByUsername, type UserRow } from './repository.ts';
@@ -13,11 +16,14 @@ import {
   type PasswordHasher,
 } from './passwords.ts';
 import type { LoginLimiter } from '../auth/login-limiter.ts';
+import { recordEvent, type Act, type FailedSignIns } from '../auth/security-log.ts';
 
 export interface PasswordLoginDeps {
   db: Db;
   passwords: PasswordHasher;
   loginLimiter: LoginLimiter;
+  /** the cap on failed sign-ins logged per address (Services.failedSignIns) */
+  failedSignIns: FailedSignIns;
 }
 
 /** Who is signing in: a non-zero id wins over the username (step 3). */
@@ -36,17 +42,43 @@ export type PasswordLoginResult =
 /** What a client is told to wait when the password-check queue is full. */
 export const BUSY_RETRY_AFTER_S = 1;
 
+/** The reason a refused attempt is logged with. */
+const FAILURE_REASON = {
+  'rate-limited': 'rate-limited',
+  'legacy-password': 'legacy',
+  'wrong-password': 'password',
+  banned: 'banned',
+} as const;
+
 export async function checkPasswordLogin(
   deps: PasswordLoginDeps,
   who: LoginName,
   password: string,
-  clientIp: string,
+  /** the request: its address (canonical) counts against the login limits; refusals are logged by it */
+  act: Act,
   /** true once the client has gone away: its check is then dropped before it runs */
   abandoned?: () => boolean,
 ): Promise<PasswordLoginResult> {
   const user =
     'id' in who ? await findUserById(deps.db, who.id) : await findUserByUsername(deps.db, who.username);
   if (!user) return { kind: 'no-user' };
+  const result = await checkPassword(deps, user, password, act.address ?? 'unknown', abandoned);
+  if (result.kind in FAILURE_REASON) {
+    const reason = FAILURE_REASON[result.kind as keyof typeof FAILURE_REASON];
+    const detail = deps.failedSignIns.admit(act.address ?? 'unknown', act.at, reason);
+    if (detail !== undefined)
+      await recordEvent(deps.db, act, { userId: user.id, kind: 'signin.failed', detail });
+  }
+  return result;
+}
+
+async function checkPassword(
+  deps: PasswordLoginDeps,
+  user: UserRow,
+  password: string,
+  clientIp: string,
+  abandoned: (() => boolean) | undefined,
+): Promise<PasswordLoginResult> {
   const decision = await deps.loginLimiter.attempt(user.id, clientIp);
   if (!decision.allowed) return { kind: 'rate-limited', retryAfterS: decision.retryAfterS };
   if (user.password_version === LEGACY_PASSWORD_VERSION) return { kind: 'legacy-password' };

@@ -6,6 +6,7 @@ import { MAX_ID, type UserTable } from '../store/schema.ts';
 import { canMatchText } from '../store/text.ts';
 import { usernameSafe } from './username.ts';
 import { decimalInteger } from '../decimal-integer.ts';
+import { recordEvent, type Act } from '../auth/security-log.ts';
 
 export type UserRow = Selectable<UserTable>;
 
@@ -59,8 +60,22 @@ export async function insertUser(db: Db, user: NewUser): Promise<number> {
   return id;
 }
 
-export async function setUserPrivileges(db: Db, id: number, privileges: number): Promise<void> {
-  await db.updateTable('users').set({ privileges }).where('id', '=', id).execute();
+/** Replaces a user's privileges (the security log's `privileges.changed`, published). */
+export async function setUserPrivileges(
+  db: Db,
+  id: number,
+  privileges: number,
+  previous: number,
+  act: Act,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('users').set({ privileges }).where('id', '=', id).execute();
+    await recordEvent(trx, act, {
+      userId: id,
+      kind: 'privileges.changed',
+      detail: `${previous} → ${privileges}`,
+    });
+  });
 }
 
 /** Whether any user exists (the start-up says how to create the first one while none does). */

@@ -1,5 +1,6 @@
 // What the pages show and end of the OAuth server's grants: the server gives it (app.ts, through the web
 // plugin's options), since web/ imports nothing from oauth/ (src/oauth/applications.ts implements it).
+import type { Act } from '../auth/security-log.ts';
 import type { Db } from '../store/database.ts';
 import type { EndGrantsOfUser } from '../auth/revocation.ts';
 
@@ -33,7 +34,7 @@ export interface UserGrants {
     only?: string,
   ): Promise<{ applications: ConnectedApplication[]; total: number }>;
   /** Withdraws the user's approval of the application and ends what it holds; false: nothing was there. */
-  revoke(db: Db, userId: number, clientId: string): Promise<boolean>;
+  revoke(db: Db, userId: number, clientId: string, act: Act): Promise<boolean>;
   /** Ends every grant of the user (sign out everywhere). */
   endAll: EndGrantsOfUser;
 }

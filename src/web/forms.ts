@@ -31,6 +31,24 @@ export const createTokenForm = form({
   confirm_password: text,
 });
 
+/** Registering or changing an OAuth application ("Your applications"); redirect URIs one per line. */
+export const applicationForm = form({
+  name: text,
+  redirect_uris: text,
+  avatar: text,
+  type: text,
+  confirm_password: text,
+});
+
+/** A new secret for an application: the checkbox that also ends its tokens, and the password in sudo mode. */
+export const rotateSecretForm = form({ end_tokens: text, confirm_password: text });
+
+/** The applications list's query: the note after a deletion. */
+export const applicationsQuery = { type: 'object', properties: { deleted: repeatableValue } } as const;
+
+/** An application's page's query: the note after its changes were saved. */
+export const applicationQuery = { type: 'object', properties: { saved: repeatableValue } } as const;
+
 /** Signing out everywhere: the confirming checkbox and, in sudo mode, the password. */
 export const signOutEverywhereForm = form({ confirm: text, confirm_password: text });
 
@@ -49,3 +67,9 @@ export const tokensPageQuery = {
 /** A path naming one token by id (`parseTokenId` reads it) or one application by client id. */
 export const tokenIdParams = { type: 'object', properties: { id: text }, required: ['id'] } as const;
 export const clientParams = { type: 'object', properties: { client: text }, required: ['client'] } as const;
+
+/** The security log page's query: one kind of event, and the page of events before an id. */
+export const securityLogQuery = {
+  type: 'object',
+  properties: { kind: repeatableValue, before: repeatableValue },
+} as const;

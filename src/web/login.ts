@@ -3,6 +3,7 @@
 import { checkPasswordLogin } from '../users/password-login.ts';
 import { startSession } from '../auth/sessions.ts';
 import type { WebDeps } from './session.ts';
+import type { Act } from '../auth/security-log.ts';
 
 export type WebLoginResult =
   | { kind: 'signed-in'; secret: string; userId: number }
@@ -15,14 +16,15 @@ export type WebLoginResult =
 export async function webLogin(
   deps: WebDeps,
   input: { username: string; password: string },
-  clientIp: string,
+  /** the request (webAct without a session) */
+  act: Act,
   abandoned?: () => boolean,
 ): Promise<WebLoginResult> {
   const checked = await checkPasswordLogin(
     deps,
     { username: input.username },
     input.password,
-    clientIp,
+    act,
     abandoned,
   );
   switch (checked.kind) {
@@ -36,7 +38,8 @@ export async function webLogin(
     case 'banned':
       return { kind: 'banned' };
     case 'ok': {
-      const session = await startSession(deps.db, checked.user.id, deps.clock());
+      // The session starts when the check ends (which may have waited in the password queue).
+      const session = await startSession(deps.db, checked.user.id, { ...act, at: deps.clock() });
       return { kind: 'signed-in', secret: session.secret, userId: checked.user.id };
     }
   }

@@ -18,7 +18,7 @@ export interface WebPluginOptions extends TokensPageOptions {
 }
 
 export async function webPlugin(app: FastifyInstance, options: WebPluginOptions): Promise<void> {
-  const { store, passwords, loginLimiter, credentials, config, clock } = app.tokend;
+  const { store, passwords, loginLimiter, credentials, config, clock, events, failedSignIns } = app.tokend;
   const web: WebDeps = {
     db: store.db,
     passwords,
@@ -26,6 +26,8 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
     credentials,
     sudoWindowS: config.sudoWindowS,
     clock,
+    events,
+    failedSignIns,
   };
   useDocumentHeaders(app);
   await app.register(formbody);

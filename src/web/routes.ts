@@ -1,5 +1,5 @@
 // /login and /logout, the pages' icon, and how every page reports an error.
-import { clientAddress, clientGone } from '../http/client-address.ts';
+import { clientGone } from '../http/client-address.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endSession, SESSION_TTL_S } from '../auth/sessions.ts';
 import { errorPage, loginPage, notFoundPage, signedInPage, sendPage, type LoginView } from './pages.ts';
@@ -15,6 +15,7 @@ import {
   localPath,
   sessionUser,
   setSessionCookie,
+  webAct,
   type WebDeps,
 } from './session.ts';
 
@@ -134,7 +135,7 @@ export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promis
       const result = await webLogin(
         deps,
         { username, password },
-        clientAddress(request),
+        webAct(deps, request, undefined),
         clientGone(request),
       );
       switch (result.kind) {
@@ -159,7 +160,7 @@ export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promis
 
   app.post('/logout', { ...pageDoc('Sign out'), preHandler: app.csrfProtection }, async (request, reply) => {
     const user = await sessionUser(deps, request);
-    if (user) await endSession(deps.db, user.id);
+    if (user) await endSession(deps.db, user, webAct(deps, request, user));
     clearSessionCookie(request, reply);
     return reply.redirect('/login?signed_out=1', 303);
   });

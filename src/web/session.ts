@@ -6,8 +6,11 @@ import type { Clock } from '../auth/clock.ts';
 import type { CredentialCore } from '../auth/credentials.ts';
 import { checkPasswordLogin, type PasswordLoginDeps } from '../users/password-login.ts';
 import { inSudoMode, recordPasswordEntry, type Session } from '../auth/sessions.ts';
+import { isBanned } from '../auth/privileges.ts';
 import type { Db } from '../store/database.ts';
 import { html, type Html } from './html.ts';
+import { requestAct } from '../http/client-address.ts';
+import type { Act, EventSink } from '../auth/security-log.ts';
 
 export type { Session } from '../auth/sessions.ts';
 
@@ -19,6 +22,21 @@ export interface WebDeps extends PasswordLoginDeps {
   sudoWindowS: number;
   /** the app's clock (Services.clock): sign-in times and sudo mode read it */
   clock: Clock;
+  /** where the security log publishes revocations (Services.events) */
+  events: EventSink;
+}
+
+/**
+ * The security log's act of a page's request: means web, by the signed-in session (none: a sign-in), at
+ * `at` (default: the clock now).
+ */
+export function webAct(
+  deps: Pick<WebDeps, 'clock' | 'events'>,
+  request: FastifyRequest,
+  session: Pick<Session, 'id'> | undefined,
+  at: number = deps.clock(),
+): Act {
+  return requestAct(request, 'web', session?.id ?? null, at, deps.events);
 }
 
 /**
@@ -27,6 +45,31 @@ export interface WebDeps extends PasswordLoginDeps {
  */
 export function sessionUser(deps: WebDeps, request: FastifyRequest): Promise<Session | undefined> {
   return deps.credentials.session(readSessionCookie(request));
+}
+
+/**
+ * The signed-in user a page of `home`'s family needs, not banned. Otherwise undefined, the answer sent: a
+ * browser that is not signed in goes to sign in and then back to this page (after a form, to `home`);
+ * a banned user gets the page `banned` sends.
+ */
+export async function pageUser(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  home: string,
+  banned: (reply: FastifyReply) => unknown,
+): Promise<Session | undefined> {
+  const user = await sessionUser(deps, request);
+  if (!user) {
+    const next = request.method === 'GET' ? request.url : home;
+    reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
+    return undefined;
+  }
+  if (isBanned(user.userPrivileges)) {
+    banned(reply);
+    return undefined;
+  }
+  return user;
 }
 
 /**
@@ -101,16 +144,16 @@ export async function confirmSudo(
   deps: WebDeps,
   session: Session,
   password: string | undefined,
-  clientIp: string,
-  now: number,
+  /** the request (webAct), at the time its page judges sudo mode by */
+  act: Act,
 ): Promise<SudoCheck> {
-  if (inSudoMode(session, now, deps.sudoWindowS)) return { kind: 'ok' };
+  if (inSudoMode(session, act.at, deps.sudoWindowS)) return { kind: 'ok' };
   if (password === undefined || password === '') return { kind: 'password-needed' };
   if (password.length > 1024) return { kind: 'password-needed', error: 'That password is too long.' };
-  const checked = await checkPasswordLogin(deps, { id: session.userId }, password, clientIp);
+  const checked = await checkPasswordLogin(deps, { id: session.userId }, password, act);
   switch (checked.kind) {
     case 'ok':
-      await recordPasswordEntry(deps.db, session.id, now);
+      await recordPasswordEntry(deps.db, session, act);
       return { kind: 'ok' };
     case 'wrong-password':
       return { kind: 'password-needed', error: 'That password is not right.' };

@@ -23,6 +23,9 @@ th{font-size:.9rem}
 .tokens .description{overflow-wrap:anywhere;min-width:8rem}
 .tokens .actions-cell .button{display:block;text-align:center;margin:0 0 .35rem}
 .tokens time{white-space:nowrap}
+.tokens .address code,.events .agent{overflow-wrap:anywhere}
+.filter{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin:.75rem 0}
+.filter select{font:inherit;padding:.4rem;border:1px solid #888;border-radius:6px;background:var(--card);color:var(--text);max-width:100%}
 code,.secret,pre{font-family:ui-monospace,monospace}
 p code{white-space:nowrap}
 pre{background:var(--page);border-radius:6px;padding:.6rem .8rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -88,20 +91,49 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
 
 export const SCRIPT_PATH = '/tokens/page.js';
 
-/** Sends a token page: its script comes from this server, its forms post only here, it fetches nothing. */
-export const sendTokensPage = pageSender({
-  css: CSS,
-  // the avatars of connected applications (their own images)
-  imageSources: ['https:', 'http:'],
-  policy: [
-    "script-src 'self'",
-    "connect-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ],
-  head: html`<script src="${SCRIPT_PATH}" defer></script>`,
-});
+/**
+ * A sender of pages of the token page's family (the token page, its confirmations, "Your applications"):
+ * its stylesheet with `css` after it; its script comes from this server, its forms post only here, it
+ * fetches nothing, and applications' avatars (their own images) may load from anywhere.
+ */
+export const tokenPagesSender = (css = '') =>
+  pageSender({
+    css: CSS + css,
+    imageSources: ['https:', 'http:'],
+    policy: [
+      "script-src 'self'",
+      "connect-src 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ],
+    head: html`<script src="${SCRIPT_PATH}" defer></script>`,
+  });
+
+/** Sends a token page. */
+export const sendTokensPage = tokenPagesSender();
+
+/**
+ * A new secret as a read-only field that has the focus, with the copy button PAGE_SCRIPT reveals (without
+ * JavaScript the field's text is selectable).
+ */
+export function secretField(id: string, secret: string): Html {
+  return html`<div class="secret-row">
+    <input
+      id="${id}"
+      class="secret"
+      type="text"
+      readonly
+      autofocus
+      value="${secret}"
+      autocomplete="off"
+      spellcheck="false"
+      aria-describedby="copy-status"
+    />
+    <button type="button" data-copy="${id}" data-status="copy-status" hidden>Copy</button>
+    <span id="copy-status" class="muted" role="status"></span>
+  </div>`;
+}
 
 export interface TokenRowView {
   id: number;
@@ -111,6 +143,8 @@ export interface TokenRowView {
   createdAt: number | null;
   /** Unix seconds of the latest use; undefined: never used */
   lastUsed: number | undefined;
+  /** the client address of the latest use (canonical: an IPv6 client by its /64); undefined: not recorded */
+  lastAddress: string | undefined;
   expiresAt: number | undefined;
 }
 
@@ -201,7 +235,10 @@ const privilegeList = (names: readonly string[]): string => (names.length ? name
 const tokenName = (t: { id: number; description: string }): string => t.description || `token ${t.id}`;
 
 function lastUsedText(t: TokenRowView, now: number): Html {
-  return t.lastUsed === undefined ? html`<span class="muted">Never used</span>` : when(t.lastUsed, now);
+  if (t.lastUsed === undefined) return html`<span class="muted">Never used</span>`;
+  return t.lastAddress === undefined
+    ? when(t.lastUsed, now)
+    : html`${when(t.lastUsed, now)}<span class="address"> from <code>${t.lastAddress}</code></span>`;
 }
 
 function createdText(t: TokenRowView, now: number): Html {
@@ -224,21 +261,7 @@ function createdBox(created: CreatedToken, view: TokensPageView): Html {
     <label for="new-token"
       >Token ${created.id}${created.description ? html` “${created.description}”` : ''}</label
     >
-    <div class="secret-row">
-      <input
-        id="new-token"
-        class="secret"
-        type="text"
-        readonly
-        autofocus
-        value="${created.secret}"
-        autocomplete="off"
-        spellcheck="false"
-        aria-describedby="copy-status"
-      />
-      <button type="button" data-copy="new-token" data-status="copy-status" hidden>Copy</button>
-      <span id="copy-status" class="muted" role="status"></span>
-    </div>
+    ${secretField('new-token', created.secret)}
     <p>
       Send it with each request in the <code>X-Ripple-Token</code> header: see
       <a href="#using">Using a token</a>.
@@ -514,9 +537,14 @@ export function tokensPage(view: TokensPageView): Html {
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.created ? createdBox(view.created, view) : ''}
     <h2>Your tokens</h2>
+    <p><a href="/security-log">Security log</a>: sign-ins, tokens made and revoked, and more.</p>
     ${tokenTable(view)} ${pager(view)} ${createForm(view)} ${usageSection(view.usage)}
     <h2 id="apps-title">Connected applications</h2>
     ${applicationList(view)}
+    <p class="muted">
+      Building an app that signs users in with their account?
+      <a href="/applications">Your applications</a>: register and manage your own OAuth applications.
+    </p>
     <section class="danger-zone" aria-labelledby="everywhere-title">
       <h2 id="everywhere-title">Sign out everywhere</h2>
       <p class="muted">
@@ -639,8 +667,13 @@ export function signOutEverywherePage(view: { csrf: string; needsPassword: boole
     </form>`;
 }
 
-export function messagePage(title: string, message: string): Html {
+/** A short page of the family: a title, a message and the way back (to the token page unless `back` says). */
+export function messagePage(
+  title: string,
+  message: string,
+  back: { href: string; label: string } = { href: '/tokens', label: 'Back to your tokens' },
+): Html {
   return html`<h1>${title}</h1>
     <p class="error" role="alert">${message}</p>
-    <p><a href="/tokens">Back to your tokens</a></p>`;
+    <p><a href="${back.href}">${back.label}</a></p>`;
 }

@@ -1,11 +1,9 @@
 // The token page at /tokens (server root, after the web login): list, create and revoke the signed-in
 // user's public tokens. Forms are CSRF-protected; everything works without JavaScript.
-import { clientAddress } from '../http/client-address.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   TOKEN_PRIVILEGE_DESCRIPTIONS,
   TokenPrivilege,
-  isBanned,
   limit,
   tokenPrivilegeNames,
   type TokenPrivilegeName,
@@ -16,8 +14,9 @@ import {
   clearSessionCookie,
   confirmSudo,
   csrfToken,
-  sessionUser,
+  pageUser,
   sudoRefusalStatus,
+  webAct,
   type Session,
   type WebDeps,
 } from './session.ts';
@@ -68,6 +67,7 @@ import {
   type TokensPageView,
 } from './tokens-page-view.ts';
 import { expiryLabel } from './relative-time.ts';
+import { securityLogRoutes } from './security-log-page.ts';
 
 const DAY = 86_400;
 /**
@@ -189,6 +189,7 @@ export async function tokensPageRoutes(
       privilegeNames: tokenPrivilegeNames(t.privileges),
       createdAt: t.created_at,
       lastUsed: used ? pending : t.never_used ? undefined : t.last_updated,
+      lastAddress: (used ? lastUsed.pendingAddress(t.id) : undefined) ?? t.last_address ?? undefined,
       expiresAt: t.expires_at ?? undefined,
     };
   };
@@ -206,19 +207,10 @@ export async function tokensPageRoutes(
   }
 
   /** The signed-in, not banned user; otherwise the reply has already been sent. */
-  async function sessionOrSignIn(request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
-    const user = await sessionUser(web, request);
-    if (!user) {
-      const next = request.method === 'GET' ? request.url : '/tokens';
-      reply.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
-      return undefined;
-    }
-    if (isBanned(user.userPrivileges)) {
-      sendTokensPage(reply, 403, 'Banned', messagePage('Account banned', 'This account is banned.'));
-      return undefined;
-    }
-    return user;
-  }
+  const sessionOrSignIn = (request: FastifyRequest, reply: FastifyReply) =>
+    pageUser(web, request, reply, '/tokens', (banned) =>
+      sendTokensPage(banned, 403, 'Banned', messagePage('Account banned', 'This account is banned.')),
+    );
 
   const noSuchToken = (reply: FastifyReply) =>
     sendTokensPage(reply, 404, 'Not found', messagePage('No such token', 'You have no token with that id.'));
@@ -270,6 +262,8 @@ export async function tokensPageRoutes(
     };
     return sendTokensPage(reply, status, 'API tokens', tokensPage(view));
   }
+
+  await securityLogRoutes(app, web, sessionOrSignIn);
 
   app.get(SCRIPT_PATH, HIDDEN, async (_request, reply) =>
     reply
@@ -346,7 +340,7 @@ export async function tokensPageRoutes(
     if ('error' in expires) return again(expires.error, 'expiry');
 
     // Sudo mode: making a token needs a recent password entry.
-    const sudo = await confirmSudo(web, user, form.confirm_password, clientAddress(request), clock());
+    const sudo = await confirmSudo(web, user, form.confirm_password, webAct(web, request, user));
     if (sudo.kind === 'signed-out') return signedOut(request, reply);
     if (sudo.kind === 'password-needed') {
       const status = sudoRefusalStatus(reply, sudo);
@@ -373,6 +367,7 @@ export async function tokensPageRoutes(
           now,
           expiresAt: expires.expiresAt,
           cap: config.tokensPerUserMax,
+          act: webAct(web, request, user, now),
         });
         await keepForReveal(trx, revealOwner(request, user), minted.id, minted.secret, now);
         return minted;
@@ -416,7 +411,9 @@ export async function tokensPageRoutes(
       const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
       const id = parseTokenId(request.params.id);
-      const deleted = id !== undefined && (await deletePublicTokenOfUser(store.db, user.userId, id));
+      const deleted =
+        id !== undefined &&
+        (await deletePublicTokenOfUser(store.db, user.userId, id, webAct(web, request, user), 'page'));
       if (!deleted || id === undefined) return noSuchToken(reply);
       lastUsed.forget(id);
       return reply.redirect('/tokens?revoked=1', 303);
@@ -470,7 +467,7 @@ export async function tokensPageRoutes(
       if (!old) return noSuchToken(reply);
       // Sudo mode, as for creating a token: the new secret is a new credential.
       const password = request.body?.confirm_password;
-      const sudo = await confirmSudo(web, user, password, clientAddress(request), clock());
+      const sudo = await confirmSudo(web, user, password, webAct(web, request, user));
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed')
         return showRegenerate(
@@ -490,6 +487,7 @@ export async function tokensPageRoutes(
             tokenId: old.id,
             now,
             cap: config.tokensPerUserMax,
+            act: webAct(web, request, user, now),
           });
           if (done)
             await keepForReveal(trx, revealOwner(request, user), done.token.id, done.token.secret, now);
@@ -556,7 +554,12 @@ export async function tokensPageRoutes(
     async (request, reply) => {
       const user = await sessionOrSignIn(request, reply);
       if (!user) return reply;
-      const revoked = await grants.revoke(store.db, user.userId, request.params.client);
+      const revoked = await grants.revoke(
+        store.db,
+        user.userId,
+        request.params.client,
+        webAct(web, request, user),
+      );
       if (!revoked) return noSuchApplication(reply);
       return reply.redirect('/tokens?disconnected=1', 303);
     },
@@ -594,7 +597,7 @@ export async function tokensPageRoutes(
             error: 'Tick the box to confirm that every token and session should end.',
           }),
         );
-      const sudo = await confirmSudo(web, user, form.confirm_password, clientAddress(request), clock());
+      const sudo = await confirmSudo(web, user, form.confirm_password, webAct(web, request, user));
       if (sudo.kind === 'signed-out') return signedOut(request, reply);
       if (sudo.kind === 'password-needed') {
         return sendTokensPage(
@@ -608,7 +611,7 @@ export async function tokensPageRoutes(
           }),
         );
       }
-      const ended = await signOutEverywhere(store.db, user.userId, grants.endAll);
+      const ended = await signOutEverywhere(store.db, user.userId, grants.endAll, webAct(web, request, user));
       request.log.info({ userId: user.userId, ...ended }, 'signed out everywhere');
       clearSessionCookie(request, reply);
       return reply.redirect('/login?signed_out=everywhere', 303);

@@ -1,6 +1,7 @@
 // The credential core (src/auth/credentials.ts): one expiry rule read from the clock it is given, for
 // API tokens, web sessions and bearer tokens alike; a session is found only as a session; the identity
 // carries limit(what the credential holds, the owner's privileges now).
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -36,7 +37,7 @@ for (const dialect of DIALECTS) {
       const h = await build(t, dialect);
       const user = await h.createUser();
       const started = 1_900_000_000;
-      const session = await startSession(h.store.db, user.id, started);
+      const session = await startSession(h.store.db, user.id, actOutsideRequest('web', started));
       const api = await h.createToken(user.id, { private: true });
       const lastUsed = new LastUsedBatcher(h.store.db, h.app.log);
       const at = (now: number) =>

@@ -1,4 +1,6 @@
 // tokend user …: each command through a child process, checked through the HTTP API on the same database.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/database.ts';
@@ -263,7 +265,7 @@ describe('tokend user', { concurrency: 4 }, () => {
     // The CLI sets only known bits; a database from elsewhere may hold others.
     const store = await openStore(h.database.config, { migrate: false });
     try {
-      await setUserPrivileges(store.db, id as number, high);
+      await setUserPrivileges(store.db, id as number, high, 0, actOutsideRequest('cli', nowSeconds()));
     } finally {
       await store.close();
     }

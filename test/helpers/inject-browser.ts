@@ -1,7 +1,8 @@
 // Web pages over app.inject: a browser that keeps cookies (and signs in), form bodies, and the CSRF token
 // and hidden fields of a page's form.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import type { TestUser } from './app.ts';
+import type { Harness, TestUser } from './app.ts';
+import { nowSeconds } from '../../src/auth/clock.ts';
 
 /** A form body (application/x-www-form-urlencoded), leaving out undefined fields. */
 export const form = (fields: Record<string, string | undefined>): string => {
@@ -75,3 +76,20 @@ export class InjectBrowser {
       throw new Error(`sign-in failed: ${r.statusCode} ${r.body}`);
   }
 }
+
+/** A new user, signed in in a browser of their own. */
+export async function signedInUser(h: Harness): Promise<{ user: TestUser; browser: InjectBrowser }> {
+  const user = await h.createUser();
+  const browser = new InjectBrowser(h.app);
+  await browser.signIn(user);
+  return { user, browser };
+}
+
+/** Makes the user's sessions' last password entry older than sudo mode allows (an hour ago). */
+export const leaveSudoMode = (h: Harness, userId: number) =>
+  h.store.db
+    .updateTable('tokens')
+    .set({ password_at: nowSeconds() - 3600 })
+    .where('user_id', '=', userId)
+    .where('session', '=', 1)
+    .execute();

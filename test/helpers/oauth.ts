@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { createClient } from '../../src/oauth/clients.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import type { Harness } from './app.ts';
 import { FORM, form, hiddenFieldsOf, type InjectBrowser } from './inject-browser.ts';
 
@@ -15,19 +16,26 @@ export interface TestClient {
   redirectUri: string;
 }
 
+/** Numbers the default names: one owner's applications each have their own name. */
+let clientCounter = 0;
+
 export async function registerClient(
   h: Pick<Harness, 'app' | 'store'>,
   options: { ownerId: number; public?: boolean; name?: string; avatar?: string; redirectUris?: string[] },
 ): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? [REDIRECT_URI];
-  const { client, secret } = await createClient(h.store.db, {
-    name: options.name ?? 'Test App',
-    ownerId: options.ownerId,
-    avatar: options.avatar ?? '',
-    redirectUris,
-    public: options.public ?? false,
-    now: nowSeconds(),
-  });
+  const { client, secret } = await createClient(
+    h.store.db,
+    {
+      name: options.name ?? `Test App ${++clientCounter}`,
+      ownerId: options.ownerId,
+      avatar: options.avatar ?? '',
+      redirectUris,
+      public: options.public ?? false,
+      now: nowSeconds(),
+    },
+    actOutsideRequest('cli', nowSeconds()),
+  );
   return { id: client.id, secret, redirectUri: redirectUris[0] as string };
 }
 

@@ -3,6 +3,7 @@
 // the newest unexchanged codes; rotated refresh tokens kept for their reuse window only, then swept
 // (on the test's own clock); and the token page, which lists at most 100 connected applications and
 // says how many there are.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
@@ -292,7 +293,11 @@ for (const dialect of DIALECTS) {
           secret_hash: null,
           created_at: now,
         });
-        await saveConsent(h.store.db, { userId: user.id, clientId: id, scope: 'write', now });
+        await saveConsent(
+          h.store.db,
+          { userId: user.id, clientId: id, scope: 'write' },
+          actOutsideRequest('web', now),
+        );
       }
       // ...and one more that holds a token, through the whole flow.
       const browser = new InjectBrowser(h.app);

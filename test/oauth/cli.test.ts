@@ -1,7 +1,8 @@
 // tokend client …: registering clients and minting bearer tokens from the command line, checked over HTTP.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliHarness } from '../helpers/cli.ts';
+import { cliHarness, type CliHarness } from '../helpers/cli.ts';
+import { DIALECTS } from '../helpers/dialects.ts';
 
 describe('tokend client', { concurrency: 4 }, () => {
   it('create prints the id and the secret once; the secret authenticates the client', async (t) => {
@@ -141,3 +142,144 @@ describe('tokend client', { concurrency: 4 }, () => {
     }
   });
 });
+
+/** Introspects `token` as the client `id` with `secret`: its HTTP status and whether the token is active. */
+async function introspectAs(h: CliHarness, id: string, secret: string, token: string) {
+  const app = await h.app();
+  const r = await app.inject({
+    method: 'POST',
+    url: '/oauth/introspect',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+    },
+    payload: `token=${encodeURIComponent(token)}`,
+  });
+  return { status: r.statusCode, active: r.statusCode === 200 && (r.json() as { active: boolean }).active };
+}
+
+const createArgs = (name: string, owner: string, ...more: string[]) => [
+  'client',
+  'create',
+  '--name',
+  name,
+  '--redirect-uri',
+  'https://tracker.example/cb',
+  '--owner',
+  owner,
+  ...more,
+];
+
+for (const dialect of DIALECTS) {
+  describe(`tokend client for an owner's applications [${dialect}]`, { concurrency: 2 }, () => {
+    it("list --owner shows one owner's clients with how many users authorized each", async (t) => {
+      const h = await cliHarness(t, dialect);
+      const dev = await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
+      await h.json(['user', 'create', '--username', 'other', '--password', 'p']);
+      const player = await h.json(['user', 'create', '--username', 'player', '--password', 'p']);
+      const first = await h.json(createArgs('First', 'dev'));
+      await h.json(createArgs('Second', 'dev', '--public'));
+      await h.json(createArgs('Not theirs', 'other'));
+      const app = await h.app();
+      await app.tokend.store.db
+        .insertInto('oauth_consents')
+        .values({ user_id: player.id as number, client_id: first.id as string, scope: '', updated_at: 1 })
+        .execute();
+
+      const listed = (await h.json(['client', 'list', '--owner', 'dev'])).clients as Array<
+        Record<string, unknown>
+      >;
+      assert.deepEqual(
+        listed.map((c) => [c.name, c.owner_id, c.public, c.authorized_users]),
+        [
+          ['First', dev.id, false, 1],
+          ['Second', dev.id, true, 0],
+        ],
+      );
+      const text = await h.cli(['client', 'list', '--owner', String(dev.id)]);
+      assert.equal(text.code, 0);
+      assert.match(text.stdout, /USERS/);
+      assert.match(text.stdout, /First/);
+      assert.doesNotMatch(text.stdout, /Not theirs/);
+      const none = await h.cli(['client', 'list', '--owner', 'player']);
+      assert.match(none.stdout, /has no clients/);
+      const ghost = await h.cli(['client', 'list', '--owner', 'ghost']);
+      assert.equal(ghost.code, 1);
+      assert.match(ghost.stderr, /no user/);
+    });
+
+    it('rotate prints a new secret once: the old one stops at once; --end-tokens ends the tokens too', async (t) => {
+      const h = await cliHarness(t, dialect);
+      await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
+      await h.json(['user', 'create', '--username', 'player', '--password', 'p']);
+      const created = await h.json(createArgs('Tracker', 'dev'));
+      const id = created.id as string;
+      const minted = await h.json(['client', 'token', '--client', id, '--user', 'player']);
+      const token = minted.access_token as string;
+
+      const rotated = await h.json(['client', 'rotate', '--client', id]);
+      assert.equal(rotated.id, id);
+      assert.match(rotated.secret as string, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(rotated.ended_tokens, 0);
+      assert.equal((await introspectAs(h, id, created.secret as string, token)).status, 401);
+      assert.deepEqual(await introspectAs(h, id, rotated.secret as string, token), {
+        status: 200,
+        active: true,
+      });
+      assert.equal(
+        JSON.stringify(await h.json(['client', 'list'])).includes(rotated.secret as string),
+        false,
+      );
+
+      const text = await h.cli(['client', 'rotate', '--client', id, '--end-tokens']);
+      assert.equal(text.code, 0, text.stderr);
+      const secret = /Secret \(shown only once\): (\S+)/.exec(text.stdout)?.[1];
+      assert.ok(secret);
+      assert.match(text.stdout, /Ended 1 tokens and codes/);
+      assert.deepEqual(await introspectAs(h, id, secret, token), { status: 200, active: false });
+      assert.equal((await introspectAs(h, id, rotated.secret as string, token)).status, 401);
+    });
+
+    it('refuses to rotate a public or unknown client, and a name the owner already uses', async (t) => {
+      const h = await cliHarness(t, dialect);
+      await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
+      await h.json(['user', 'create', '--username', 'other', '--password', 'p']);
+      const publicClient = await h.json(createArgs('Native', 'dev', '--public'));
+      const cases: Array<[string[], RegExp, number]> = [
+        [['client', 'rotate', '--client', publicClient.id as string], /public: it has no secret/, 1],
+        [['client', 'rotate', '--client', 'nope'], /no client with id "nope"/, 1],
+        [['client', 'rotate'], /missing option --client/, 2],
+        [createArgs('NATIVE', 'dev'), /already have an application named/, 1],
+      ];
+      for (const [args, message, code] of cases) {
+        const r = await h.cli(args);
+        assert.equal(r.code, code, args.join(' '));
+        assert.match(r.stderr, message, args.join(' '));
+        assert.equal(r.stdout, '');
+      }
+      // Another owner may use the name.
+      await h.json(createArgs('Native', 'other'));
+    });
+
+    it('delete ends every token and approval of the client', async (t) => {
+      const h = await cliHarness(t, dialect);
+      await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
+      const player = await h.json(['user', 'create', '--username', 'player', '--password', 'p']);
+      const created = await h.json(createArgs('Tracker', 'dev'));
+      const id = created.id as string;
+      await h.json(['client', 'token', '--client', id, '--user', 'player']);
+      const app = await h.app();
+      const db = app.tokend.store.db;
+      await db
+        .insertInto('oauth_consents')
+        .values({ user_id: player.id as number, client_id: id, scope: '', updated_at: 1 })
+        .execute();
+      assert.deepEqual(await h.json(['client', 'delete', '--client', id]), { id, deleted: true });
+      for (const table of ['oauth_consents', 'oauth_access_tokens', 'oauth_clients'] as const) {
+        const column = table === 'oauth_clients' ? 'id' : 'client_id';
+        const left = await db.selectFrom(table).select(column).where(column, '=', id).execute();
+        assert.equal(left.length, 0, table);
+      }
+    });
+  });
+}

@@ -1,6 +1,7 @@
 // The client credentials grant (RFC 6749 §4.4): a confidential application's own token, for no user. What
 // it may do (read itself, introspection, revocation, self-delete) and everything it may not: reach any
 // user's data on any API route or page, be refreshed, be had by a public client or with a wrong secret.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
@@ -338,7 +339,7 @@ for (const dialect of DIALECTS) {
       assert.equal(challengeOf(expired).error, 'invalid_token');
       assert.ok((await deleteExpiredOAuthRows(h.store.db, now())) >= 1);
       assert.equal(await applicationTokens(h, client.id), 1);
-      assert.ok(await deleteClient(h.store.db, client.id));
+      assert.ok(await deleteClient(h.store.db, client.id, actOutsideRequest('cli', now())));
       assert.equal(
         (await h.api({ method: 'GET', path: '/tokens/self', headers: bearer(token) })).statusCode,
         404,

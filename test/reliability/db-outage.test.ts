@@ -2,6 +2,7 @@
 // connection dropped, new ones refused: the server is down) or freezes (connections open but silent: the
 // server hangs), then restores. Meanwhile requests answer a 500 envelope within 2 s and /health/ready
 // says 503; once the database is back, tokend recovers without a restart.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -57,6 +58,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
           description: '',
           private: false,
           now: nowSeconds(),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
 
         const requests: Record<string, () => Promise<LightMyRequestResponse>> = {

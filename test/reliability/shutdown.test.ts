@@ -1,5 +1,6 @@
 // Graceful shutdown: SIGTERM while token creations are in flight. Every request the server had received
 // is answered (no connection reset), token uses not yet written are flushed, and the process exits 0.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import { Agent } from 'node:http';
 import assert from 'node:assert/strict';
@@ -28,6 +29,7 @@ async function userWithOldTokens(database: TestDatabase, count: number) {
         requested: 0,
         description: '',
         private: false,
+        act: actOutsideRequest('cli', nowSeconds()),
         now: LONG_AGO,
       }),
     );

@@ -145,6 +145,15 @@ for (const dialect of DIALECTS) {
           assert.match(row.reason, reason);
         }
 
+        // Each imported token is its owner's token.created event (means import), written with it.
+        const audit = await h.cli(['audit', '--kind', 'token.created', '--json']);
+        const created = audit.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { means: string; detail: string });
+        assert.equal(created.length, firstRun.tokens.imported, audit.stdout);
+        assert.ok(created.every((e) => e.means === 'import' && e.detail === 'import-ripple'));
+
         // Again: everything is already there; the same rows are skipped for the same reasons.
         const again = (await h.json(from)) as unknown as Summary;
         assert.deepEqual(again.users, { imported: 0, already_present: 4 });

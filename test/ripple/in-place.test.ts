@@ -376,6 +376,7 @@ describe(
           'tokend_oauth_codes',
           'tokend_oauth_consents',
           'tokend_oauth_refresh_tokens',
+          'tokend_security_log',
           'tokend_token_reveals',
           'tokens',
           'users',

@@ -2,6 +2,7 @@
 // as behind a load balancer: they start
 // together on an empty database, share tokens, deletions and the login limit, and a fix_privileges
 // started on one rewrites the database both read.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -107,6 +108,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           description: 'admin',
           private: false,
           now: nowSeconds(),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
         const carolId = await addUser(store, 'carol', ACTIVE | U.AdminAccessRAP, 'carol-pw');
         const carol = await mintToken(store.db, {
@@ -116,6 +118,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           description: 'carol',
           private: false,
           now: nowSeconds(),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
         await store.db.updateTable('users').set({ privileges: ACTIVE }).where('id', '=', carolId).execute();
         const fix = await request(`${a.baseUrl}/tokens/fix_privileges?id=${carolId}`, {

@@ -1,5 +1,5 @@
 // Property-based fuzzing of the web pages (sign-in, token page, connected applications, sign out
-// everywhere) and the OAuth endpoints (authorize, token, introspect, revoke) through app.inject, on every
+// everywhere, your applications) and the OAuth endpoints (authorize, token, introspect, revoke) through app.inject, on every
 // backend (PostgreSQL and MariaDB refuse what SQLite stores, such as NUL): whatever arrives, the answer is
 // never a 5xx. 5,000 requests for the pages and 5,000 for OAuth, per backend and run.
 import { describe, it } from 'node:test';
@@ -91,6 +91,15 @@ const PAGE_ROUTES = [
   ['POST', '/tokens/applications/ID/revoke'],
   ['GET', '/tokens/sign-out-everywhere'],
   ['POST', '/tokens/sign-out-everywhere'],
+  ['GET', '/applications'],
+  ['GET', '/applications/new'],
+  ['POST', '/applications/new'],
+  ['GET', '/applications/ID'],
+  ['POST', '/applications/ID'],
+  ['GET', '/applications/ID/secret'],
+  ['POST', '/applications/ID/secret'],
+  ['GET', '/applications/ID/delete'],
+  ['POST', '/applications/ID/delete'],
 ] as const;
 
 const OAUTH_ROUTES = [
@@ -109,13 +118,14 @@ for (const dialect of DIALECTS) {
         LOGIN_RATE_LIMIT: '1000000000',
         LOGIN_IP_RATE_LIMIT: '1000000000',
       });
-      const { browser, csrf } = await signedIn(h);
+      const { user, browser, csrf } = await signedIn(h);
       const own = await h.createToken((await h.createUser()).id);
+      const application = await registerClient(h, { ownerId: user.id });
       await fc.assert(
         fc.asyncProperty(
           fc.constantFrom(...PAGE_ROUTES),
           fc.record({
-            id: fc.oneof(anyString, fc.constant(String(own.id))),
+            id: fc.oneof(anyString, fc.constant(String(own.id)), fc.constant(application.id)),
             query: fc.record({
               next: field,
               p: field,
@@ -124,6 +134,8 @@ for (const dialect of DIALECTS) {
               sort: field,
               created: field,
               signed_out: field,
+              deleted: field,
+              saved: field,
             }),
             form: fc.record({
               _csrf: fc.oneof({ weight: 4, arbitrary: fc.constant(csrf) }, { weight: 1, arbitrary: field }),
@@ -136,6 +148,11 @@ for (const dialect of DIALECTS) {
               expires_on: field,
               confirm: field,
               confirm_password: field,
+              name: field,
+              redirect_uris: field,
+              avatar: field,
+              type: field,
+              end_tokens: field,
             }),
             type: contentType,
             signedIn: fc.boolean(),

@@ -1,6 +1,7 @@
 // Concurrent writes to one user's tokens: each is its own transaction (the API creates tokens one
 // request at a time), and none fails with a deadlock. Minting locks the owner's row (the token cap counts
 // under that lock) before the insert's foreign key check takes its own lock on it.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -27,6 +28,7 @@ for (const dialect of DIALECTS) {
             description: `c${i}`,
             private: false,
             now: nowSeconds(),
+            act: actOutsideRequest('cli', nowSeconds()),
           }),
         ),
       );

@@ -2,12 +2,15 @@
 // one turn of the event loop; on a SQLite file a read on a query-only connection of the store's own,
 // elsewhere a server-side prepared statement. On every dialect it sees committed tokens only, and it
 // never waits for a transaction open on the store's main connection.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build } from '../helpers/app.ts';
 import { mintToken } from '../../src/auth/mint.ts';
 import { bearerTokens } from '../../src/oauth/bearer.ts';
+import { issueAccessToken } from '../../src/oauth/issue.ts';
+import { registerClient } from '../helpers/oauth.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
@@ -16,6 +19,23 @@ import { hashTokenSecret, legacyTokenHash } from '../../src/auth/secret.ts';
 
 const tokenLookup = (store: Pick<Store, 'db' | 'hotQuery' | 'schema'>) =>
   credentialLookup(store, nowSeconds, bearerTokens).token;
+
+/** The store's lookups, counting the queries they run (`queries()`). */
+function countingQueries(store: Pick<Store, 'db' | 'hotQuery' | 'schema'>) {
+  let ran = 0;
+  const counting: Pick<Store, 'db' | 'hotQuery' | 'schema'> = {
+    db: store.db,
+    schema: store.schema,
+    hotQuery<Row>(sqlText: string) {
+      const read = store.hotQuery<Row>(sqlText);
+      return (parameters: readonly unknown[]) => {
+        ran++;
+        return read(parameters);
+      };
+    },
+  };
+  return { counting, queries: () => ran };
+}
 
 for (const dialect of DIALECTS) {
   describe(`credential lookup [${dialect}]`, () => {
@@ -33,6 +53,7 @@ for (const dialect of DIALECTS) {
           description: 'pending',
           private: false,
           now: nowSeconds(),
+          act: actOutsideRequest('cli', nowSeconds()),
         });
         // Inside the transaction, the token exists for the transaction only.
         const during = await self(issued.secret);
@@ -102,25 +123,14 @@ for (const dialect of DIALECTS) {
       );
       const expired = await h.createToken(user.id, { description: 'expired' });
       await h.store.db.updateTable('tokens').set({ expires_at: 1000 }).where('id', '=', expired.id).execute();
-      let queries = 0;
-      const counting: Pick<Store, 'db' | 'hotQuery' | 'schema'> = {
-        db: h.store.db,
-        schema: h.store.schema,
-        hotQuery<Row>(sqlText: string) {
-          const read = h.store.hotQuery<Row>(sqlText);
-          return (parameters: readonly unknown[]) => {
-            queries++;
-            return read(parameters);
-          };
-        },
-      };
+      const { counting, queries } = countingQueries(h.store);
       const lookup = tokenLookup(counting);
       const find = (secret: string) => lookup(secret);
 
       // Three tokens (one asked for twice), an unknown secret and an expired token: one query.
       const asked = [tokens[0]!, tokens[1]!, tokens[2]!, tokens[1]!].map((tk) => tk.secret);
       const found = await Promise.all([...asked, 'no-such-secret', expired.secret].map(find));
-      assert.equal(queries, 1);
+      assert.equal(queries(), 1);
       assert.deepEqual(
         found.map((row) => row?.description),
         ['t0', 't1', 't2', 't1', undefined, undefined],
@@ -128,20 +138,46 @@ for (const dialect of DIALECTS) {
       assert.equal(found[0]?.user_id, user.id);
 
       // More than a batch holds: split into full batches.
-      queries = 0;
       const many = Array.from({ length: LOOKUP_BATCH_MAX + 3 }, (_, i) => tokens[i % 3]!.secret);
       const all = await Promise.all(many.map(find));
-      assert.equal(queries, 2);
+      assert.equal(queries(), 3);
       assert.deepEqual(
         all.map((row) => row?.description),
         many.map((_, i) => `t${i % 3}`),
       );
 
       // Lookups started in different turns of the event loop each go alone.
-      queries = 0;
       assert.equal((await find(tokens[2]!.secret))?.description, 't2');
       assert.equal((await find(tokens[0]!.secret))?.description, 't0');
-      assert.equal(queries, 2);
+      assert.equal(queries(), 5);
+    });
+
+    it("reads a bearer token's application owner in its one query: a banned owner's tokens carry nothing", async (t) => {
+      const h = await build(t, dialect);
+      const owner = await h.createUser();
+      const user = await h.createUser();
+      const client = await registerClient(h, { ownerId: owner.id });
+      const issued = await issueAccessToken(
+        h.store.db,
+        { clientId: client.id, userId: user.id, scope: 'read_confidential', family: 'f'.repeat(64) },
+        nowSeconds(),
+      );
+      const { counting, queries } = countingQueries(h.store);
+      const lookup = credentialLookup(counting, nowSeconds, bearerTokens).bearer;
+      const active = await lookup(issued.access_token);
+      assert.equal(active?.client_owner_privileges, 3);
+      assert.equal(queries(), 1);
+      await h.setUserPrivileges(owner.id, 0);
+      const banned = await lookup(issued.access_token);
+      assert.equal(Number(banned?.client_owner_privileges), 0);
+      assert.equal(queries(), 2);
+      const self = await h.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { authorization: `Bearer ${issued.access_token}` },
+      });
+      assert.equal(self.statusCode, 200);
+      assert.equal((self.json() as { privileges: number }).privileges, 0);
     });
 
     it('is closed with the store, and closing the store again is harmless', async (t) => {

@@ -1,4 +1,5 @@
 // A new secret that collides with a stored one is drawn again; a database that keeps refusing gives up.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -19,6 +20,7 @@ for (const dialect of DIALECTS) {
         description: '',
         private: false,
         now: nowSeconds(),
+        act: actOutsideRequest('cli', nowSeconds()),
       };
       const taken = 'a'.repeat(32);
       await mintToken(h.store.db, token, () => taken);
@@ -44,6 +46,7 @@ for (const dialect of DIALECTS) {
         description: '',
         private: false,
         now: nowSeconds(),
+        act: actOutsideRequest('cli', nowSeconds()),
       };
       const taken = 'c'.repeat(32);
       await mintToken(h.store.db, token, () => taken);

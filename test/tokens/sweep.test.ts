@@ -1,4 +1,5 @@
 // The expiry sweep removes a backlog larger than one batch, and nothing that has not expired.
+import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -32,12 +33,12 @@ for (const dialect of DIALECTS) {
         .values({ ...rows[0]!, token_hash: 'f'.repeat(64), expires_at: now + 60 })
         .execute();
 
-      assert.equal(await deleteExpiredTokens(h.store.db, now), expired);
+      assert.equal(await deleteExpiredTokens(h.store.db, actOutsideRequest('expiry', now)), expired);
       const left = await h.store.db.selectFrom('tokens').select(['id', 'expires_at']).orderBy('id').execute();
       assert.equal(left.length, 2);
       assert.equal(left[0]!.id, live.id);
       assert.equal(Number(left[1]!.expires_at), now + 60);
-      assert.equal(await deleteExpiredTokens(h.store.db, now), 0);
+      assert.equal(await deleteExpiredTokens(h.store.db, actOutsideRequest('expiry', now)), 0);
     });
   });
 }

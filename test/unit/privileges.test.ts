@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import {
   TokenPrivilege,
   UserPrivilege,
+  bearerPrivileges,
   effectivePrivileges,
   isBanned,
   limit,
@@ -240,6 +241,23 @@ describe('isBanned() and effectivePrivileges()', () => {
       'an admin without UserPublic has nothing',
     );
     assert.equal(effectivePrivileges(2 ** 14 - 1, 2 ** 23 - 1), 2 ** 14 - 2);
+  });
+
+  it("a bearer token's privileges are the user's effective privileges, and 0 while the application's owner is banned", () => {
+    for (const combo of USER_COMBINATIONS) {
+      for (const user of [combo, combo | 1]) {
+        for (const owner of [0, 1, 2, 3, 3 | 512, 2 ** 23 - 2]) {
+          for (const scope of [0, 2, 2 | 4, 2 ** 14 - 1]) {
+            const expected = isBanned(owner) || isBanned(user) ? 0 : expectedLimit(scope, user);
+            assert.equal(
+              bearerPrivileges(scope, user, owner),
+              expected,
+              `scope ${scope}, user ${user}, owner ${owner}`,
+            );
+          }
+        }
+      }
+    }
   });
 });
 

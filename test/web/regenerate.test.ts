@@ -4,28 +4,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, scrapeMetrics, WITH_METRICS, type Harness } from '../helpers/app.ts';
-import { InjectBrowser, csrfOf, newSecretOf } from '../helpers/inject-browser.ts';
+import { csrfOf, leaveSudoMode, newSecretOf, signedInUser } from '../helpers/inject-browser.ts';
 import { TokenPrivilege } from '../../src/auth/privileges.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 
-async function signedIn(h: Harness) {
-  const user = await h.createUser();
-  const browser = new InjectBrowser(h.app);
-  await browser.signIn(user);
-  return { user, browser };
-}
-
 const self = (h: Harness, secret: string) =>
   h.api({ method: 'GET', path: '/tokens/self', headers: { 'x-ripple-token': secret } });
-
-/** Makes a session's password entry older than sudo mode allows. */
-const leaveSudoMode = (h: Harness, userId: number) =>
-  h.store.db
-    .updateTable('tokens')
-    .set({ password_at: nowSeconds() - 3600 })
-    .where('user_id', '=', userId)
-    .where('session', '=', 1)
-    .execute();
 
 const liveTokens = async (h: Harness, userId: number) =>
   h.store.db
@@ -40,7 +24,7 @@ for (const dialect of DIALECTS) {
   describe(`regenerating a token [${dialect}]`, () => {
     it('asks first, then replaces the secret: same description, privileges and expiry; the old secret stops', async (t) => {
       const h = await build(t, dialect, WITH_METRICS);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const old = await h.createToken(user.id, {
         description: 'score uploader',
         privileges: TokenPrivilege.ReadConfidential | TokenPrivilege.Write,
@@ -88,7 +72,7 @@ for (const dialect of DIALECTS) {
 
     it('needs sudo mode: without the password, or with a wrong one, nothing changes', async (t) => {
       const h = await build(t, dialect);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const old = await h.createToken(user.id, { description: 'keep me' });
       await leaveSudoMode(h, user.id);
       const confirm = await browser.get(`/tokens/${old.id}/regenerate`);
@@ -110,7 +94,7 @@ for (const dialect of DIALECTS) {
 
     it("refuses someone else's token, an unknown id and a form without its CSRF token", async (t) => {
       const h = await build(t, dialect);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const mine = await h.createToken(user.id);
       const other = await h.createUser();
       const theirs = await h.createToken(other.id);
@@ -126,7 +110,7 @@ for (const dialect of DIALECTS) {
 
     it('works at the per-user cap (the old token makes room), and two at once regenerate it once', async (t) => {
       const h = await build(t, dialect, { TOKENS_PER_USER_MAX: '1' });
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const old = await h.createToken(user.id, { description: 'only one' });
       const csrf = csrfOf((await browser.get('/tokens')).body);
       const answers = await Promise.all([

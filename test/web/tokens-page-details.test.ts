@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness } from '../helpers/app.ts';
-import { FORM, InjectBrowser, csrfOf, hiddenFieldsOf } from '../helpers/inject-browser.ts';
+import type { InjectBrowser } from '../helpers/inject-browser.ts';
+import { FORM, csrfOf, hiddenFieldsOf, signedInUser } from '../helpers/inject-browser.ts';
 import {
   exchangeCode,
   obtainCode,
@@ -19,13 +20,6 @@ import { SCOPES } from '../../src/oauth/scopes.ts';
 import { escapeHtml } from '../../src/web/html.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { MAX_EXPIRES_IN_S } from '../../src/tokens/expiry.ts';
-
-async function signedIn(h: Harness) {
-  const user = await h.createUser();
-  const browser = new InjectBrowser(h.app);
-  await browser.signIn(user);
-  return { user, browser };
-}
 
 /** The rows of the page's token table: each cell's text by its label. */
 function tableRows(html: string): Array<Record<string, string>> {
@@ -63,7 +57,7 @@ for (const dialect of DIALECTS) {
   describe(`token page details [${dialect}]`, () => {
     it('shows each token\'s id and creation, and "Never used" until its first use', async (t) => {
       const h = await build(t, dialect);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const now = nowSeconds();
       const fresh = await h.createToken(user.id, { description: 'fresh' });
       await setTimes(h, fresh.id, { created_at: now - 3 * 86_400, last_updated: now - 3 * 86_400 });
@@ -82,16 +76,17 @@ for (const dialect of DIALECTS) {
           ['older', String(old.id), 'unknown', '5 minutes ago'],
         ],
       );
-      // Its first use (still in memory, then written) ends "Never used" at once.
+      // Its first use (still in memory, then written) ends "Never used" at once, with where it came from.
       const r = await h.api({
         method: 'GET',
         path: '/tokens/self',
         headers: { 'x-ripple-token': fresh.secret },
       });
       assert.equal(r.statusCode, 200);
-      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], 'just now');
+      const lastUse = 'just now from 127.0.0.1';
+      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], lastUse);
       await h.app.tokend.lastUsed.flush();
-      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], 'just now');
+      assert.equal(tableRows((await browser.get('/tokens')).body)[0]?.['Last used'], lastUse);
       // The confirmation pages say the same.
       const confirm = await browser.get(`/tokens/${used.id}/revoke`);
       assert.match(confirm.body, /<dt>Created<\/dt>\s*<dd><time[^>]*>2 days ago<\/time><\/dd>/);
@@ -101,7 +96,7 @@ for (const dialect of DIALECTS) {
 
     it('sorts by last use, latest first and never-used tokens last; by creation otherwise', async (t) => {
       const h = await build(t, dialect);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const now = nowSeconds();
       const made: Array<[string, number | null, number]> = [
         ['a week ago', now - 30 * 86_400, now - 7 * 86_400],
@@ -135,7 +130,7 @@ for (const dialect of DIALECTS) {
 
     it('keeps the order across pages', async (t) => {
       const h = await build(t, dialect);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       for (let i = 0; i < 51; i++) await h.createToken(user.id, { description: `t${i}` });
       const first = await browser.get('/tokens?sort=last-used');
       assert.match(first.body, /href="\/tokens\?sort=last-used&amp;p=2">Next page/);
@@ -146,7 +141,7 @@ for (const dialect of DIALECTS) {
 
     it('takes a custom expiry date, up to the longest expiry; refuses other dates with the field focused', async (t) => {
       const h = await build(t, dialect);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const page = await browser.get('/tokens');
       const now = nowSeconds();
       const min = utcDate(now);
@@ -218,7 +213,7 @@ for (const dialect of DIALECTS) {
 
     it('focuses the field an error is about: the description, the privileges', async (t) => {
       const h = await build(t, dialect);
-      const { browser } = await signedIn(h);
+      const { browser } = await signedInUser(h);
       // Each message sits next to its field (just above it), which it describes; none at the top.
       const long = await postCreate(browser, [['description', 'x'.repeat(1025)]]);
       assert.equal(long.statusCode, 400);
@@ -268,7 +263,7 @@ for (const dialect of DIALECTS) {
 
     it('explains each privilege in plain words, from the table the consent page words its scopes with', async (t) => {
       const h = await build(t, dialect);
-      const { user, browser } = await signedIn(h);
+      const { user, browser } = await signedInUser(h);
       const page = (await browser.get('/tokens')).body;
       for (const name of ['ReadConfidential', 'Write', 'Bancho'] as const) {
         const about = new RegExp(
@@ -291,7 +286,7 @@ for (const dialect of DIALECTS) {
 
     it('says how to send a token and links the API reference, which links back to the token page', async (t) => {
       const h = await build(t, dialect, { PUBLIC_URL: 'https://tokens.example' });
-      const { browser } = await signedIn(h);
+      const { browser } = await signedInUser(h);
       const page = (await browser.get('/tokens')).body;
       assert.match(page, /<code>X-Ripple-Token<\/code>/);
       assert.match(page, /<code>Authorization: Bearer<\/code>/);
@@ -309,7 +304,7 @@ for (const dialect of DIALECTS) {
 
     it('says an application whose tokens were all revoked holds none, not that it never used its access', async (t) => {
       const h = await build(t, dialect);
-      const { browser } = await signedIn(h);
+      const { browser } = await signedInUser(h);
       const maker = await h.createUser();
       const client = await registerClient(h, { ownerId: maker.id, name: 'Replay Viewer' });
       /** The application's line on the token page and its revoke confirmation, as text. */
@@ -349,7 +344,7 @@ for (const dialect of DIALECTS) {
 
     it("asks before revoking an application's access; the confirmation alone revokes nothing", async (t) => {
       const h = await build(t, dialect);
-      const { browser } = await signedIn(h);
+      const { browser } = await signedInUser(h);
       const maker = await h.createUser();
       const client = await registerClient(h, { ownerId: maker.id, name: 'Score <Tracker>' });
       const { verifier, challenge } = pkcePair();

@@ -1,12 +1,16 @@
-// tokend client …: register, list and delete OAuth clients, and mint bearer tokens for operators and tests.
+// tokend client …: register, list, give a new secret to and delete OAuth clients (an operator acting for
+// a user, as the user would on the applications page), and mint bearer tokens for operators and tests.
 import { OAuthError } from '../../oauth/errors.ts';
 import {
   ClientValidationError,
+  DuplicateClientName,
   createClient,
   deleteClient,
   findClient,
   isConfidential,
   listClients,
+  listClientsOfOwner,
+  rotateClientSecret,
   type OAuthClient,
 } from '../../oauth/clients.ts';
 import { issueAccessToken } from '../../oauth/issue.ts';
@@ -15,7 +19,7 @@ import { newOAuthSecret, sha256Hex } from '../../oauth/secrets.ts';
 import { rfc3339 } from '../../auth/credentials.ts';
 import { nowSeconds } from '../../auth/clock.ts';
 import type { Store } from '../../store/database.ts';
-import { CliError, type GroupCommand, type LeafCommand } from '../command.ts';
+import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import { table } from '../format.ts';
 import { findUserOrFail } from '../lookup.ts';
 
@@ -79,15 +83,21 @@ const create: LeafCommand = {
     const owner = await resolveOwner(store, args.optionalString('owner'));
     let created;
     try {
-      created = await createClient(store.db, {
-        name: args.string('name'),
-        ownerId: owner.id,
-        avatar: args.optionalString('avatar') ?? '',
-        redirectUris: args.strings('redirect-uri'),
-        public: args.flag('public'),
-        now: nowSeconds(),
-      });
+      created = await createClient(
+        store.db,
+        {
+          name: args.string('name'),
+          ownerId: owner.id,
+          avatar: args.optionalString('avatar') ?? '',
+          redirectUris: args.strings('redirect-uri'),
+          public: args.flag('public'),
+          now: nowSeconds(),
+        },
+        await ctx.act(),
+      );
     } catch (err) {
+      // A name the owner has already used is no usage mistake: the command was right, the name is taken.
+      if (err instanceof DuplicateClientName) throw new CliError(err.message);
       if (err instanceof ClientValidationError) throw new CliError(err.message, args.command);
       throw err;
     }
@@ -117,39 +127,96 @@ const create: LeafCommand = {
 
 const list: LeafCommand = {
   name: 'list',
-  summary: 'List registered OAuth clients (never secrets)',
-  options: {},
-  async run(_args, ctx) {
+  summary:
+    "List registered OAuth clients, or one owner's with how many users authorized each (never secrets)",
+  examples: ['tokend client list', 'tokend client list --owner alice --json'],
+  options: {
+    owner: {
+      type: 'string',
+      value: 'U',
+      description: "only this owner's clients (a user id or username), with their authorized users",
+    },
+  },
+  async run(args, ctx) {
     const store = await ctx.store();
-    const clients = (await listClients(store.db)).map(describeClient);
+    const ownerRef = args.optionalString('owner');
+    const owner = ownerRef === undefined ? undefined : await findUserOrFail(store, ownerRef);
+    const clients = owner
+      ? (await listClientsOfOwner(store.db, owner.id)).map((c) => ({
+          ...describeClient(c),
+          authorized_users: c.authorizedUsers,
+        }))
+      : (await listClients(store.db)).map(describeClient);
     const text =
       clients.length === 0
-        ? 'No clients are registered.'
+        ? owner
+          ? `User ${owner.id} ${owner.username} has no clients.`
+          : 'No clients are registered.'
         : table(
             ctx.style,
-            ['ID', 'NAME', 'OWNER', 'TYPE', 'REDIRECT URIS'],
+            ['ID', 'NAME', 'OWNER', 'TYPE', 'REDIRECT URIS', ...(owner ? ['USERS'] : [])],
             clients.map((c) => [
               c.id,
               c.name,
               String(c.owner_id),
               c.public ? 'public' : 'confidential',
               c.redirect_uris.join(' '),
+              ...('authorized_users' in c ? [String(c.authorized_users)] : []),
             ]),
           );
     return { json: { clients }, text };
   },
 };
 
+const CLIENT_OPTION: Record<string, OptionSpec> = {
+  client: { type: 'string', value: 'ID', required: true, aliases: ['id'], description: 'the client id' },
+};
+
+/** The client named by --client, or a failure naming the id. */
+async function findClientOrFail(store: Store, id: string): Promise<OAuthClient> {
+  const client = await findClient(store.db, id);
+  if (!client) throw new CliError(`no client with id ${JSON.stringify(id)}`);
+  return client;
+}
+
+const rotate: LeafCommand = {
+  name: 'rotate',
+  summary: 'Give a confidential client a new secret and print it once; the old one stops at once',
+  description: "A public client has no secret. The users' approvals stay whatever the options.",
+  examples: ['tokend client rotate --client 3f2a… --end-tokens'],
+  options: {
+    ...CLIENT_OPTION,
+    'end-tokens': {
+      type: 'boolean',
+      description: 'also end every access and refresh token and unexchanged code of the client',
+    },
+  },
+  async run(args, ctx) {
+    const store = await ctx.store();
+    const client = await findClientOrFail(store, args.string('client'));
+    if (!isConfidential(client))
+      throw new CliError(`client ${client.id} is public: it has no secret to replace`);
+    const rotated = await rotateClientSecret(store.db, client, args.flag('end-tokens'), await ctx.act());
+    if (!rotated) throw new CliError(`no client with id ${JSON.stringify(client.id)}`);
+    return {
+      json: { id: client.id, secret: rotated.secret, ended_tokens: rotated.ended },
+      text:
+        `Client ${ctx.style.bold(client.id)} "${client.name}" has a new secret; the old one no longer works.` +
+        (args.flag('end-tokens') ? `\nEnded ${rotated.ended} tokens and codes.` : '') +
+        `\nSecret (shown only once): ${ctx.style.green(rotated.secret)}`,
+    };
+  },
+};
+
 const remove: LeafCommand = {
   name: 'delete',
-  summary: 'Delete a client; its codes, tokens and consents go with it',
-  options: {
-    client: { type: 'string', value: 'ID', required: true, aliases: ['id'], description: 'the client id' },
-  },
+  summary: 'Delete a client; its codes, tokens and approvals end with it',
+  options: CLIENT_OPTION,
   async run(args, ctx) {
     const id = args.string('client');
     const store = await ctx.store();
-    if (!(await deleteClient(store.db, id))) throw new CliError(`no client with id ${JSON.stringify(id)}`);
+    if (!(await deleteClient(store.db, id, await ctx.act())))
+      throw new CliError(`no client with id ${JSON.stringify(id)}`);
     return { json: { id, deleted: true }, text: `Client ${id} deleted, with every token issued to it.` };
   },
 };
@@ -173,9 +240,7 @@ const token: LeafCommand = {
       throw err;
     }
     const store = await ctx.store();
-    const clientId = args.string('client');
-    const client = await findClient(store.db, clientId);
-    if (!client) throw new CliError(`no client with id ${JSON.stringify(clientId)}`);
+    const client = await findClientOrFail(store, args.string('client'));
     const user = await findUserOrFail(store, args.string('user'));
     // A minted token is its own grant: revoking it touches nothing else.
     const family = sha256Hex(newOAuthSecret());
@@ -197,5 +262,5 @@ const token: LeafCommand = {
 export const clientCommand: GroupCommand = {
   name: 'client',
   summary: 'Manage OAuth clients and bearer tokens',
-  subcommands: [create, list, remove, token],
+  subcommands: [create, list, rotate, remove, token],
 };

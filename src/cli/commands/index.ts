@@ -4,6 +4,7 @@
 import type { Command } from '../command.ts';
 
 const MODULES: Readonly<Record<string, () => Promise<Command>>> = {
+  audit: () => import('./audit.ts').then((m) => m.auditCommand),
   client: () => import('./client.ts').then((m) => m.clientCommand),
   export: () => import('./transfer.ts').then((m) => m.exportCommand),
   import: () => import('./transfer.ts').then((m) => m.importCommand),

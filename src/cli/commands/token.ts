@@ -69,6 +69,7 @@ const create: LeafCommand = {
         private: isPrivate,
         now: nowSeconds(),
         cap,
+        act: await ctx.act(),
       });
     } catch (err) {
       if (err instanceof TokenCapReached)
@@ -153,7 +154,8 @@ const revoke: LeafCommand = {
   async run(args, ctx) {
     const id = args.integer('id', 1, MAX_ID);
     const store = await ctx.store();
-    if (!(await deleteTokenById(store.db, id))) throw new CliError(`no token with id ${id}`);
+    if (!(await deleteTokenById(store.db, id, await ctx.act(), 'operator')))
+      throw new CliError(`no token with id ${id}`);
     return { json: { id, revoked: true }, text: `Token ${id} revoked.` };
   },
 };

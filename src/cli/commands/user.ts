@@ -172,7 +172,7 @@ const setPrivileges: LeafCommand = {
     const privileges = parseUserPrivileges(args.string('privileges'), args.command);
     const store = await ctx.store();
     const user = await findUserOrFail(store, args.string('user'));
-    await setUserPrivileges(store.db, user.id, privileges);
+    await setUserPrivileges(store.db, user.id, privileges, user.privileges, await ctx.act());
     const warned = warnIfBanned(ctx.style, privileges);
     return {
       json: {
@@ -199,7 +199,8 @@ function banCommand(ban: boolean): LeafCommand {
       const store = await ctx.store();
       const user = await findUserOrFail(store, args.string('user'));
       const privileges = withActiveBits(user.privileges, !ban);
-      if (privileges !== user.privileges) await setUserPrivileges(store.db, user.id, privileges);
+      if (privileges !== user.privileges)
+        await setUserPrivileges(store.db, user.id, privileges, user.privileges, await ctx.act());
       const state = ban ? ctx.style.red('banned') : ctx.style.green('active');
       return {
         json: userSummary({ ...user, privileges }),
@@ -221,7 +222,13 @@ const passwd: LeafCommand = {
     const store = await ctx.store();
     const user = await findUserOrFail(store, args.string('user'));
     const hash = await (await ctx.passwords()).hash(password);
-    const { sessionsEnded } = await changePassword(store.db, user.id, hash, CURRENT_PASSWORD_VERSION);
+    const { sessionsEnded } = await changePassword(
+      store.db,
+      user.id,
+      hash,
+      CURRENT_PASSWORD_VERSION,
+      await ctx.act(),
+    );
     return {
       json: {
         id: user.id,
@@ -248,7 +255,7 @@ const signOutEverywhereCommand: LeafCommand = {
   async run(args, ctx) {
     const store = await ctx.store();
     const user = await findUserOrFail(store, args.string('user'));
-    const ended = await signOutEverywhere(store.db, user.id, endGrantsOfUser);
+    const ended = await signOutEverywhere(store.db, user.id, endGrantsOfUser, await ctx.act());
     return {
       json: {
         id: user.id,

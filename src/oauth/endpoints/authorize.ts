@@ -5,9 +5,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { consentPage, sendConsentPage } from './consent-page.ts';
-import { confirmSudo, csrfToken, sessionUser, sudoRefusalStatus, type Session } from '../../web/session.ts';
+import {
+  confirmSudo,
+  csrfToken,
+  sessionUser,
+  sudoRefusalStatus,
+  webAct,
+  type Session,
+} from '../../web/session.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
-import { findClient, type OAuthClient } from '../clients.ts';
+import { APPLICATION_SUSPENDED, findClient, type OAuthClient } from '../clients.ts';
 import type { ConsentPageDeps } from '../deps.ts';
 import {
   AccessDenied,
@@ -19,11 +26,10 @@ import {
 } from '../errors.ts';
 import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleParam, singleValued, type Params } from '../params.ts';
-import { findConsentScope, insertCode, saveConsent } from '../repository.ts';
+import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
-import { clientAddress } from '../../http/client-address.ts';
 
 /** Where answers go: known once the client and redirect URI are verified. */
 interface ReplyTarget {
@@ -61,6 +67,7 @@ async function findReplyTarget(
   if (clientId === undefined) throw new InvalidRequest('The client_id parameter is missing.');
   const client = await findClient(deps.db, clientId);
   if (!client) throw new InvalidRequest('No application with this client_id is registered.');
+  if (await ownerIsBanned(deps.db, client.ownerId)) throw new InvalidRequest(APPLICATION_SUSPENDED);
   const redirectUri = singleParam(source, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('The redirect_uri parameter is missing.');
   if (!client.redirectUris.includes(redirectUri))
@@ -225,7 +232,8 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
       // Sudo mode: approving needs a recent password entry. One reading of the clock judges it, in the
       // check and on the page that asks for the password again.
       const now = deps.now();
-      const sudo = await confirmSudo(deps.web, user, params.confirm_password, clientAddress(request), now);
+      const act = webAct(deps.web, request, user, now);
+      const sudo = await confirmSudo(deps.web, user, params.confirm_password, act);
       if (sudo.kind === 'signed-out') return toLogin(reply, params);
       if (sudo.kind === 'password-needed') {
         const status = sudoRefusalStatus(reply, sudo);
@@ -234,12 +242,15 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
       }
       const earlier = (await findConsentScope(deps.db, user.userId, authz.client.id)) ?? '';
       const approved = new Set([...earlier.split(' ').filter(Boolean), ...authz.scopes]);
-      await saveConsent(deps.db, {
-        userId: user.userId,
-        clientId: authz.client.id,
-        scope: formatScope([...approved]),
-        now,
-      });
+      await saveConsent(
+        deps.db,
+        {
+          userId: user.userId,
+          clientId: authz.client.id,
+          scope: formatScope([...approved]),
+        },
+        act,
+      );
       return await redirectWithCode(deps, reply, authz, user, 303, now);
     } catch (err) {
       return redirectError(request, reply, target, err, 303);

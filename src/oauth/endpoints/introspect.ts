@@ -10,7 +10,7 @@ import { authenticateClient } from '../client-auth.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidClient } from '../errors.ts';
 import { formParams, required } from '../params.ts';
-import { findRefreshTokenByHash } from '../repository.ts';
+import { findRefreshTokenByHash, ownerIsBanned } from '../repository.ts';
 import { noStore } from '../respond.ts';
 import { scopePrivileges } from '../scopes.ts';
 import { sha256Hex } from '../secrets.ts';
@@ -87,8 +87,15 @@ export function introspectEndpoint(deps: OAuthDeps) {
     if (method === 'none')
       throw new InvalidClient('Introspection needs client authentication; public clients cannot use it.');
     const token = await findLiveToken(deps, required(params, 'token'), params.token_type_hint);
-    // A banned owner's tokens act for no one: inactive, as if revoked.
-    if (!token || token.client_id !== client.id || token.banned) return noStore(reply).send(INACTIVE);
+    // A banned user's tokens, and every token of a banned owner's application, act for no one: inactive,
+    // as if revoked.
+    if (
+      !token ||
+      token.client_id !== client.id ||
+      token.banned ||
+      (await ownerIsBanned(deps.db, client.ownerId))
+    )
+      return noStore(reply).send(INACTIVE);
     const facts = {
       active: true,
       scope: token.scope,

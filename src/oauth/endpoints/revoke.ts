@@ -7,7 +7,9 @@ import type { OAuthClient } from '../clients.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidRequest } from '../errors.ts';
 import { formParams, required } from '../params.ts';
-import { deleteAccessTokenById, findRefreshTokenByHash, revokeFamily } from '../repository.ts';
+import { deleteAccessTokenById, findRefreshTokenByHash, revokeGrant } from '../repository.ts';
+import { recordEvent, type Act } from '../../auth/security-log.ts';
+import { requestAct } from '../../http/client-address.ts';
 import { noStore } from '../respond.ts';
 import { sha256Hex } from '../secrets.ts';
 
@@ -15,21 +17,32 @@ function ownedBy(client: OAuthClient, row: { client_id: string }): void {
   if (row.client_id !== client.id) throw new InvalidRequest('This token was issued to another client.');
 }
 
-async function revokeAccessToken(deps: OAuthDeps, client: OAuthClient, token: string): Promise<boolean> {
+type Revoke = (deps: OAuthDeps, client: OAuthClient, token: string, act: Act) => Promise<boolean>;
+
+const revokeAccessToken: Revoke = async (deps, client, token, act) => {
   const bearer = await deps.credentials.bearer(token);
   if (!bearer) return false;
   ownedBy(client, { client_id: bearer.client.id });
   await deleteAccessTokenById(deps.db, bearer.tokenId);
+  // An application's own token (no user) belongs in no account's log.
+  if (bearer.kind === 'bearer')
+    await recordEvent(deps.db, act, {
+      userId: bearer.userId,
+      kind: 'grant.revoked',
+      clientId: client.id,
+      detail: 'access token revoked by the application',
+    });
   return true;
-}
+};
 
-async function revokeRefreshToken(deps: OAuthDeps, client: OAuthClient, token: string): Promise<boolean> {
+const revokeRefreshToken: Revoke = async (deps, client, token, act) => {
   const row = await findRefreshTokenByHash(deps.db, sha256Hex(token));
   if (!row) return false;
   ownedBy(client, row);
-  await revokeFamily(deps.db, row.family);
+  const grant = { family: row.family, userId: row.user_id, clientId: client.id };
+  await revokeGrant(deps.db, grant, act, 'revoked by the application');
   return true;
-}
+};
 
 export function revokeEndpoint(deps: OAuthDeps) {
   return async function revoke(request: FastifyRequest, reply: FastifyReply) {
@@ -41,7 +54,8 @@ export function revokeEndpoint(deps: OAuthDeps) {
       params.token_type_hint === 'refresh_token'
         ? [revokeRefreshToken, revokeAccessToken]
         : [revokeAccessToken, revokeRefreshToken];
-    for (const attempt of order) if (await attempt(deps, client, token)) break;
+    const act = requestAct(request, 'oauth', client.id, deps.now(), deps.events);
+    for (const attempt of order) if (await attempt(deps, client, token, act)) break;
     return noStore(reply).code(200).send();
   };
 }

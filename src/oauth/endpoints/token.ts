@@ -1,9 +1,10 @@
 // POST /oauth/token (RFC 6749 §3.2): parse the form, authenticate the client, pick the grant, run it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateClient } from '../client-auth.ts';
-import type { OAuthClient } from '../clients.ts';
+import { APPLICATION_SUSPENDED, type OAuthClient } from '../clients.ts';
 import type { TokenEndpointDeps } from '../deps.ts';
-import { InvalidRequest, UnsupportedGrantType } from '../errors.ts';
+import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors.ts';
+import { ownerIsBanned } from '../repository.ts';
 import type { TokenResponse } from '../issue.ts';
 import { formParams, type Params } from '../params.ts';
 import { noStore } from '../respond.ts';
@@ -37,6 +38,8 @@ export function tokenEndpoint(deps: TokenEndpointDeps) {
   return async function token(request: FastifyRequest, reply: FastifyReply) {
     const params = formParams(request);
     const { client } = await authenticateClient(deps.db, request, params);
+    // A banned owner's application gets no token of any grant while the ban lasts.
+    if (await ownerIsBanned(deps.db, client.ownerId)) throw new UnauthorizedClient(APPLICATION_SUSPENDED);
     const grant = selectGrant(params);
     const response = await grant.handle(deps, client, params);
     return noStore(reply).code(200).send(response);

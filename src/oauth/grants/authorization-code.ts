@@ -9,7 +9,8 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
 import { CODE_ATTEMPTS_MAX, startGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { findCodeByHash, ownerIsBanned, revokeFamily, takeCodeAttempt } from '../repository.ts';
+import { findCodeByHash, ownerIsBanned, takeCodeAttempt } from '../repository.ts';
+import { endReusedGrant } from './reuse.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
 
 export const grantType = 'authorization_code';
@@ -23,8 +24,11 @@ function readVerifier(params: Params): string {
   return verifier;
 }
 
-async function refuseReuse(deps: TokenEndpointDeps, codeHash: string): Promise<never> {
-  await revokeFamily(deps.db, codeHash);
+async function refuseReuse(
+  deps: TokenEndpointDeps,
+  grant: { family: string; userId: number; clientId: string },
+): Promise<never> {
+  await endReusedGrant(deps, grant, 'code');
   throw new InvalidGrant('The authorization code was already used; the tokens it issued have been revoked.');
 }
 
@@ -44,7 +48,8 @@ export async function handle(
   // The client first: another client presenting a used code must not revoke the grant it started.
   if (row.client_id !== client.id)
     throw new InvalidGrant('The authorization code was issued to another client.');
-  if (row.used !== 0) return refuseReuse(deps, codeHash);
+  const family = { family: codeHash, userId: row.user_id, clientId: client.id };
+  if (row.used !== 0) return refuseReuse(deps, family);
   if (hasExpired(row.expires_at, now)) throw new InvalidGrant('The authorization code has expired.');
   if (!(await takeCodeAttempt(deps.db, codeHash, CODE_ATTEMPTS_MAX)))
     throw new InvalidGrant(
@@ -66,5 +71,5 @@ export async function handle(
   const issued = await deps.db
     .transaction()
     .execute((trx) => startGrant(trx, codeHash, grant, now, deps.grants));
-  return issued ?? refuseReuse(deps, codeHash);
+  return issued ?? refuseReuse(deps, family);
 }

@@ -1,6 +1,6 @@
 // grant_type=client_credentials (RFC 6749 §4.4): a confidential application asks for a token of its own,
 // acting for no user. Only a confidential client (its secret checked by client-auth.ts) may; a public
-// one is unauthorized_client, as is an application whose owner is banned. No scope may be asked: every
+// one is unauthorized_client (as is an application whose owner is banned, for every grant: token.ts). No scope may be asked: every
 // scope of this server (read_confidential, write, bancho) acts for a user, and the token has none. The
 // token reads itself (GET /v1/tokens/self), is active to introspection without sub or username, can be
 // revoked, and is refused wherever a user is needed (src/http/bearer-challenge.ts). No refresh token: the
@@ -11,7 +11,6 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidScope, UnauthorizedClient } from '../errors.ts';
 import { issueApplicationToken, type TokenResponse } from '../issue.ts';
 import type { Params } from '../params.ts';
-import { ownerIsBanned } from '../repository.ts';
 import { parseScope } from '../scopes.ts';
 
 export const grantType = 'client_credentials';
@@ -35,8 +34,6 @@ export async function handle(
       `A client credentials token acts for no user, and every scope here acts for one (${asked.join(', ')}): ask for no scope.`,
     );
   await deps.limits.admitApplication(client.id);
-  if (await ownerIsBanned(deps.db, client.ownerId))
-    throw new UnauthorizedClient('The owner of this application is banned: it gets no tokens.');
   const now = deps.now();
   return deps.db
     .transaction()

@@ -8,7 +8,8 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { rotateGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { findRefreshTokenByHash, ownerIsBanned, revokeFamily } from '../repository.ts';
+import { findRefreshTokenByHash, ownerIsBanned } from '../repository.ts';
+import { endReusedGrant } from './reuse.ts';
 import { formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { sha256Hex } from '../secrets.ts';
 
@@ -16,8 +17,11 @@ export const grantType = 'refresh_token';
 
 const INVALID = 'The refresh token is invalid or has been revoked.';
 
-async function refuseReuse(deps: TokenEndpointDeps, family: string): Promise<never> {
-  await revokeFamily(deps.db, family);
+async function refuseReuse(
+  deps: TokenEndpointDeps,
+  grant: { family: string; userId: number; clientId: string },
+): Promise<never> {
+  await endReusedGrant(deps, grant, 'refresh token');
   throw new InvalidGrant(
     'The refresh token was already used; every token of this authorization has been revoked.',
   );
@@ -36,7 +40,7 @@ export async function handle(
   if (row.used !== 0) {
     // Past its reuse window a rotated token is as good as swept: unknown, and its grant stays.
     if (hasExpired(row.expires_at, now)) throw new InvalidGrant(INVALID);
-    return refuseReuse(deps, row.family);
+    return refuseReuse(deps, { family: row.family, userId: row.user_id, clientId: client.id });
   }
   if (hasExpired(row.expires_at, now)) throw new InvalidGrant('The refresh token has expired.');
   await deps.limits.admit(client.id, row.user_id);
@@ -57,5 +61,5 @@ export async function handle(
   const issued = await deps.db
     .transaction()
     .execute((trx) => rotateGrant(trx, row.id, grant, now, row.scope));
-  return issued ?? refuseReuse(deps, row.family);
+  return issued ?? refuseReuse(deps, { family: row.family, userId: row.user_id, clientId: client.id });
 }

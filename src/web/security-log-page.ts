@@ -1,0 +1,192 @@
+// The security log page at /security-log: the signed-in user's own events (src/auth/security-log.ts),
+// newest first, a page at a time, filtered by kind. It shows nothing of anyone else: every query is by
+// the session's user. Linked from the token page; works without JavaScript.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import {
+  EVENT_KINDS,
+  isEventKind,
+  listEvents,
+  type EventKind,
+  type LoggedEvent,
+} from '../auth/security-log.ts';
+import { firstValue } from '../http/first-value.ts';
+import { integerInRange } from '../decimal-integer.ts';
+import { MAX_ID } from '../store/schema.ts';
+import { html, type Html } from './html.ts';
+import { securityLogQuery } from './forms.ts';
+import { sendTokensPage } from './tokens-page-view.ts';
+import { timeFromNow } from './relative-time.ts';
+import type { Session, WebDeps } from './session.ts';
+
+/** Events on one page. */
+export const EVENTS_PER_PAGE = 50;
+
+const MEANS_LABEL: Readonly<Record<string, string>> = {
+  api: 'API',
+  web: 'this website',
+  oauth: 'an application',
+  cli: 'the server operator',
+  import: 'an import',
+  expiry: 'expiry',
+};
+
+const isoTime = (at: number): string => new Date(at * 1000).toISOString().replace('.000Z', 'Z');
+
+/** How the event came about, in a few words: the means and what acted. */
+function meansText(e: LoggedEvent): string {
+  const label = MEANS_LABEL[e.means] ?? e.means;
+  if (e.means_id === null) return label;
+  if (e.means === 'api') return `${label} (token ${e.means_id})`;
+  if (e.means === 'oauth') return `${label} (${e.means_id})`;
+  return label;
+}
+
+/** What the event was about: its token or application, and its detail. */
+function aboutText(e: LoggedEvent): string {
+  const parts: string[] = [];
+  if (e.token_id !== null)
+    parts.push(e.kind === 'session.ended' ? `session ${e.token_id}` : `token ${e.token_id}`);
+  if (e.client_id !== null) parts.push(`application ${e.client_id}`);
+  if (e.detail !== null) parts.push(e.detail);
+  return parts.join(' · ');
+}
+
+const kindLabel = (kind: string): string => (isEventKind(kind) ? EVENT_KINDS[kind] : kind);
+
+interface SecurityLogView {
+  events: LoggedEvent[];
+  kind: EventKind | undefined;
+  /** the id to continue before, when there are older events */
+  next: number | undefined;
+  /** whether this is a later page (a link back to the newest) */
+  paged: boolean;
+  now: number;
+}
+
+const hrefFor = (kind: EventKind | undefined, before?: number): string => {
+  const query = new URLSearchParams();
+  if (kind !== undefined) query.set('kind', kind);
+  if (before !== undefined) query.set('before', String(before));
+  const text = query.toString();
+  return text === '' ? '/security-log' : `/security-log?${text}`;
+};
+
+function filterForm(view: SecurityLogView): Html {
+  const options = (Object.keys(EVENT_KINDS) as EventKind[]).map(
+    (k) => html`<option value="${k}" ${view.kind === k ? html`selected` : ''}>${EVENT_KINDS[k]}</option>`,
+  );
+  return html`<form method="get" action="/security-log" class="filter">
+    <label for="kind">Show</label>
+    <select id="kind" name="kind">
+      <option value="" ${view.kind === undefined ? html`selected` : ''}>Every event</option>
+      ${options}
+    </select>
+    <button type="submit">Filter</button>
+  </form>`;
+}
+
+function eventTable(view: SecurityLogView): Html {
+  if (view.events.length === 0)
+    return html`<p class="muted">${view.paged ? 'No older events.' : 'No events yet.'}</p>`;
+  const rows = view.events.map(
+    (e) =>
+      html`<tr role="row">
+        <td role="cell" class="description" data-label="Event">${kindLabel(e.kind)}</td>
+        <td role="cell" data-label="When">
+          <time datetime="${isoTime(e.at)}" title="${isoTime(e.at)}">${timeFromNow(e.at, view.now)}</time>
+        </td>
+        <td role="cell" data-label="By">${meansText(e)}</td>
+        <td role="cell" class="about" data-label="Details">
+          ${aboutText(e) || html`<span class="muted">—</span>`}
+        </td>
+        <td role="cell" class="address" data-label="Address">
+          ${e.address === null ? html`<span class="muted">—</span>` : html`<code>${e.address}</code>`}
+        </td>
+        <td role="cell" class="agent" data-label="Browser">
+          ${e.user_agent ?? html`<span class="muted">—</span>`}
+        </td>
+      </tr>`,
+  );
+  return html`<table class="tokens events" role="table" aria-label="Your security log">
+    <thead role="rowgroup">
+      <tr role="row">
+        <th role="columnheader" scope="col">Event</th>
+        <th role="columnheader" scope="col">When</th>
+        <th role="columnheader" scope="col">By</th>
+        <th role="columnheader" scope="col">Details</th>
+        <th role="columnheader" scope="col">Address</th>
+        <th role="columnheader" scope="col">Browser</th>
+      </tr>
+    </thead>
+    <tbody role="rowgroup">
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
+export function securityLogPage(view: SecurityLogView): Html {
+  return html`<header>
+      <h1>Security log</h1>
+      <a href="/tokens">Back to your tokens</a>
+    </header>
+    <p class="muted">
+      What happened to your account, newest first: sign-ins, password confirmations, tokens made and revoked,
+      applications you authorized or disconnected. Addresses are shown as the server saw them (an IPv6 address
+      by its /64 block). If you see something you did not do, sign out everywhere and change your password.
+    </p>
+    ${filterForm(view)} ${eventTable(view)}
+    <nav class="actions" aria-label="Pages">
+      ${view.paged ? html`<a href="${hrefFor(view.kind)}">Newest events</a>` : ''}
+      ${view.next !== undefined ? html`<a href="${hrefFor(view.kind, view.next)}">Older events</a>` : ''}
+    </nav>`;
+}
+
+/** The page's route, in the web plugin's context; `signedIn` is the token page's rule for who may see it. */
+export async function securityLogRoutes(
+  untyped: FastifyInstance,
+  web: WebDeps,
+  signedIn: (request: FastifyRequest, reply: FastifyReply) => Promise<Session | undefined>,
+): Promise<void> {
+  const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
+  app.get(
+    '/security-log',
+    { schema: { hide: true, querystring: securityLogQuery } },
+    async (request, reply) => {
+      const user = await signedIn(request, reply);
+      if (!user) return reply;
+      const rawKind = firstValue(request.query.kind) ?? '';
+      const rawBefore = firstValue(request.query.before) ?? '';
+      const before = rawBefore === '' ? undefined : integerInRange(rawBefore, 1, MAX_ID);
+      if ((rawKind !== '' && !isEventKind(rawKind)) || (rawBefore !== '' && before === undefined)) {
+        const problem =
+          rawKind !== '' && !isEventKind(rawKind)
+            ? `There is no kind of event called “${rawKind}”: choose one from the list.`
+            : 'That page of the log does not exist: start again from the newest events.';
+        return sendTokensPage(
+          reply,
+          400,
+          'Security log',
+          html`<h1>Security log</h1>
+            <p class="error" role="alert">${problem}</p>
+            <p><a href="/security-log">Show the newest events</a></p>`,
+        );
+      }
+      const kind = rawKind === '' || !isEventKind(rawKind) ? undefined : rawKind;
+      const rows = await listEvents(web.db, {
+        userId: user.userId,
+        ...(kind === undefined ? {} : { kind }),
+        ...(before === undefined ? {} : { beforeId: before }),
+        limit: EVENTS_PER_PAGE + 1,
+      });
+      const events = rows.slice(0, EVENTS_PER_PAGE);
+      const next = rows.length > EVENTS_PER_PAGE ? events[events.length - 1]?.id : undefined;
+      return sendTokensPage(
+        reply,
+        200,
+        'Security log',
+        securityLogPage({ events, kind, next, paged: before !== undefined, now: web.clock() }),
+      );
+    },
+  );
+}
