@@ -113,7 +113,18 @@ describe('tokend client', { concurrency: 4 }, () => {
     assert.match(none.stderr, /no users exist yet/);
     await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
     const cases: Array<[string[], RegExp, number]> = [
-      [['client', 'create', '--name', 'X', '--redirect-uri', 'not a uri'], /not an absolute URI/, 2],
+      [['client', 'create', '--name', 'X', '--redirect-uri', 'not-a-uri'], /not an absolute URI/, 2],
+      [
+        ['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/c b'],
+        /percent-encode it/,
+        2,
+      ],
+      [
+        ['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb\u001b]0;t\u0007'],
+        /percent-encode/,
+        2,
+      ],
+      [['client', 'create', '--name', 'Evil\u202egnp.exe', '--redirect-uri', 'https://x/cb'], /invisible/, 2],
       [['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb#frag'], /fragment/, 2],
       [['client', 'create', '--name', 'X', '--redirect-uri', 'javascript:alert(1)'], /not allowed/, 2],
       [
