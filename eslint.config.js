@@ -14,4 +14,13 @@ export default tseslint.config(
   },
   // Plain JavaScript run by Node itself (bin/): Node's globals.
   { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
+  // The examples for app developers (docs/examples/): plain JavaScript for Node, with its globals.
+  {
+    files: ['docs/examples/**/*.{js,mjs}'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['process', 'console', 'Buffer', 'fetch', 'URL', 'URLSearchParams'].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

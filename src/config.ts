@@ -86,7 +86,13 @@ export interface Config {
   publicUrl: string | undefined;
   /** On SIGTERM, how long to keep serving (answering `Connection: close`, not ready) before closing. */
   shutdownDrainMs: number;
+  /** RIPPLE_TIME_FORMAT: how the API writes `last_updated` (src/tokens/time-format.ts). */
+  rippleTimeFormat: TimeFormat;
 }
+
+/** Unix seconds (the spec's form, the default), or an RFC 3339 string for frontends that expect one. */
+export const TIME_FORMATS = ['unix', 'rfc3339'] as const;
+export type TimeFormat = (typeof TIME_FORMATS)[number];
 
 export interface OAuthGrantBounds {
   /** Live grants one user may hold with one application, and unexchanged codes (OAUTH_GRANTS_PER_CLIENT_MAX). */
@@ -208,6 +214,18 @@ function parseOnOff(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `expected on or off; got ${JSON.stringify(raw)}`);
 }
 
+function parseTimeFormat(raw: string | undefined): TimeFormat {
+  const value = raw?.trim().toLowerCase();
+  if (value === undefined || value === '') return 'unix';
+  const format = TIME_FORMATS.find((f) => f === value);
+  if (format === undefined)
+    throw new ConfigError(
+      'RIPPLE_TIME_FORMAT',
+      `expected unix (Unix seconds, the default) or rfc3339 (like 2026-11-26T05:00:00Z); got ${JSON.stringify(raw)}`,
+    );
+  return format;
+}
+
 function parseMetricsToken(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[\x21-\x7e]{16,}$/.test(raw))
@@ -316,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowS: integer(env, 'OAUTH_TOKEN_RATE_WINDOW_S', 60, 1, 86_400 * 365),
     },
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    rippleTimeFormat: parseTimeFormat(env.RIPPLE_TIME_FORMAT),
   };
 }
 

@@ -128,6 +128,15 @@ export function isBanned(userPrivileges: number): boolean {
   return (lowBits(userPrivileges) & both) !== both;
 }
 
+/**
+ * The user privileges with a ban lifted (UserPublic and UserNormal set): what `tokend import-ripple`
+ * limits a banned user's tokens by, so that they keep their stored privileges, powerless while the
+ * ban lasts (effectivePrivileges) and back on unban.
+ */
+export function unbanned(userPrivileges: number): number {
+  return lowBits(lowBits(userPrivileges) | U.UserPublic | U.UserNormal);
+}
+
 /** Privileges a request carries: limit(stored, owner's current privileges), and 0 for a banned owner. */
 export function effectivePrivileges(tokenPrivileges: number, userPrivileges: number): number {
   return isBanned(userPrivileges) ? 0 : limit(tokenPrivileges, userPrivileges);

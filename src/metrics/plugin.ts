@@ -43,8 +43,16 @@ const metricsSchema = {
  */
 export const requestMetrics = fp<Pick<MetricsOptions, 'metrics'>>(
   async (app, { metrics }) => {
+    // Each pattern's label, without its parameters' rules: `/tokens/:id(^[0-9]+$)` counts as `/tokens/:id`.
+    const labels = new Map<string, string>();
+    const labelOf = (url: string): string => {
+      let label = labels.get(url);
+      if (label === undefined) labels.set(url, (label = url.replace(/(:\w+)\([^/]*\)/g, '$1')));
+      return label;
+    };
     app.addHook('onResponse', (request, reply, done) => {
-      const route = request.is404 ? undefined : request.routeOptions.url;
+      const url = request.is404 ? undefined : request.routeOptions.url;
+      const route = url === undefined ? undefined : labelOf(url);
       metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });

@@ -5,15 +5,23 @@
 // dropped silently; a row already imported (same id, same user) is counted as present, so running the
 // import again imports nothing twice. Rows are written a page at a time, each page in one transaction.
 //
+// Ids: the source goes on numbering its rows after an import, so tokend's own generators are moved above
+// the range left to the source (RIPPLE_SOURCE_IDS, src/store/ids.ts): a row the source makes later
+// keeps its id, free in tokend, and comes over on the next run.
+//
 // Passwords: version 2 is bcrypt over the MD5 hex of the password, the scheme tokend uses, so it is
-// copied as it is; version 1 is copied too and keeps being refused with 418 at sign-in.
+// copied as it is; version 1 is copied too and keeps being refused with 418 at sign-in. An empty
+// password_md5 (the family's bot accounts) is an account with no password (NO_PASSWORD): every
+// password is refused, and its tokens work.
 // Tokens: the source stores the MD5 hex of each secret. It is kept in its legacy form (secret.ts), and
-// the credential lookup replaces it with the SHA-256 hash on the token's first use.
+// the credential lookup replaces it with the SHA-256 hash on the token's first use. Their privileges are
+// limited by what the owner holds, with a ban lifted (unbanned): a banned user's tokens are powerless
+// while the ban lasts, as every banned user's are, and have their privileges again once it ends.
 import type { Store } from '../store/database.ts';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import { MAX_ID, type Database, type TokenTable, type UserTable } from '../store/schema.ts';
-import { limit } from '../auth/privileges.ts';
-import { LEGACY_PASSWORD_VERSION } from '../users/passwords.ts';
+import { limit, unbanned } from '../auth/privileges.ts';
+import { CURRENT_PASSWORD_VERSION, LEGACY_PASSWORD_VERSION, NO_PASSWORD } from '../users/passwords.ts';
 import { usernameProblem } from '../users/username-rules.ts';
 import { usernameSafe } from '../users/username.ts';
 import { unstorableDescription } from '../tokens/description.ts';
@@ -23,7 +31,7 @@ import { isUniqueViolation } from '../store/errors.ts';
 import { actOutsideRequest, recordEvents } from '../auth/security-log.ts';
 import { nowSeconds } from '../auth/clock.ts';
 import { reserveIds } from '../store/sql-dialect.ts';
-import { explicitIdProblem, MAX_EXPLICIT_ID } from '../store/ids.ts';
+import { explicitIdProblem, MAX_EXPLICIT_ID, RIPPLE_SOURCE_IDS } from '../store/ids.ts';
 import {
   RippleSourceError,
   type RippleSource,
@@ -122,13 +130,14 @@ export function rowToUser(row: RippleUserRow, now: number): UserToImport | Probl
   const privileges = integer(row.privileges);
   if (privileges === undefined || privileges < 0 || privileges > MAX_PRIVILEGES)
     return problem(`privileges ${String(row.privileges)} is out of range (0 to ${MAX_PRIVILEGES})`);
-  const version = integer(row.password_version);
+  const sourceVersion = integer(row.password_version);
   const hash = text(row.password_md5) ?? '';
-  if (version === 2) {
-    if (!BCRYPT.test(hash)) return problem('password_version is 2 but password_md5 is not a bcrypt hash');
-  } else if (version !== LEGACY_PASSWORD_VERSION) {
+  if (sourceVersion !== CURRENT_PASSWORD_VERSION && sourceVersion !== LEGACY_PASSWORD_VERSION)
     return problem(`password_version ${String(row.password_version)} is unknown (expected 1 or 2)`);
-  }
+  // No password at all (a bot): stored as one that nothing matches, whatever its version said.
+  const version = hash === NO_PASSWORD ? CURRENT_PASSWORD_VERSION : sourceVersion;
+  if (version === CURRENT_PASSWORD_VERSION && hash !== NO_PASSWORD && !BCRYPT.test(hash))
+    return problem('password_version is 2 but password_md5 is not a bcrypt hash');
   const registered = integer(row.register_datetime ?? null);
   return {
     id,
@@ -280,12 +289,12 @@ export async function importRipple(
     return written;
   };
 
-  // Ids generated meanwhile (a running server making tokens) go above the source's, not into its range:
-  // above the largest id that can be imported, never above MAX_EXPLICIT_ID (src/store/ids.ts).
-  if (!options.dryRun) {
-    await reserveIds(db, 'users', await source.maxId('users', MAX_EXPLICIT_ID));
-    await reserveIds(db, 'tokens', await source.maxId('tokens', MAX_EXPLICIT_ID));
-  }
+  // Ids generated from now on (a running server making tokens, `user create`) go above the range left to
+  // the source and above the largest id that can be imported, never above MAX_EXPLICIT_ID: the rows the
+  // source makes after this run keep ids tokend has not used (src/store/ids.ts).
+  if (!options.dryRun)
+    for (const table of ['users', 'tokens'] as const)
+      await reserveIds(db, table, Math.max(RIPPLE_SOURCE_IDS, await source.maxId(table, MAX_EXPLICIT_ID)));
 
   /**
    * A source table page by page in id order, every row of it (ids below 1 too, to be reported as
@@ -439,7 +448,7 @@ export async function importRipple(
             `it has the same secret as token #${secretImportedAs.get(token.token_hash)}, imported before`,
           );
         } else {
-          const privileges = limit(token.privileges, ownerPrivileges);
+          const privileges = limit(token.privileges, unbanned(ownerPrivileges));
           if (privileges !== token.privileges) summary.tokens.privileges_limited++;
           newHashes.set(token.token_hash, token.id);
           toWrite.push({ ...token, privileges });

@@ -32,3 +32,13 @@ export function explicitIdProblem(id: unknown): string | undefined {
   if (typeof id !== 'number') return `id ${JSON.stringify(String(id))} is not a number`;
   return undefined;
 }
+
+/**
+ * The ids left to a Ripple-family source database after `tokend import-ripple`: 1 to 2^29 − 1
+ * (536,870,911). The source goes on numbering its rows from where it stands, so the import moves tokend's
+ * own generators above this range (and above any source id beyond it): a token or user the source makes
+ * after an import keeps its id, which tokend has not given to a row of its own, and comes over on the
+ * next run. The ids tokend then makes, from 2^29 up, are still ids it takes from outside (an export of
+ * the database imports again) until 2^29 more rows have been made.
+ */
+export const RIPPLE_SOURCE_IDS = 2 ** 29 - 1;

@@ -6,8 +6,18 @@ import type { DatabaseSchema } from '../store/database.ts';
 
 /** Longest token description, in UTF-16 code units (JavaScript string length). */
 export const MAX_DESCRIPTION_LENGTH = 1024;
-/** Longest description a Ripple-family database holds (its tokens.description is varchar(255)): in place. */
+/**
+ * Longest description a Ripple-family database holds (its tokens.description is varchar(255), counted in
+ * characters, which MariaDB counts as code points): in place.
+ */
 export const FAMILY_MAX_DESCRIPTION_LENGTH = 255;
+
+/** Characters as a varchar column counts them: code points, an emoji being one, not two UTF-16 units. */
+const codePoints = (text: string): number => {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+};
 
 const tooLong = (max: number) => `is too long (longer than ${max} characters)`;
 const TOO_LONG = tooLong(MAX_DESCRIPTION_LENGTH);
@@ -35,8 +45,12 @@ const codePoint = (c: string): string => `U+${c.charCodeAt(0).toString(16).toUpp
  * "The description …".
  */
 export function descriptionProblem(text: string, schema: DatabaseSchema = 'tokend'): string | undefined {
-  const max = schema === 'ripple' ? FAMILY_MAX_DESCRIPTION_LENGTH : MAX_DESCRIPTION_LENGTH;
-  if (text.length > max) return tooLong(max);
+  if (
+    schema === 'ripple'
+      ? codePoints(text) > FAMILY_MAX_DESCRIPTION_LENGTH
+      : text.length > MAX_DESCRIPTION_LENGTH
+  )
+    return tooLong(schema === 'ripple' ? FAMILY_MAX_DESCRIPTION_LENGTH : MAX_DESCRIPTION_LENGTH);
   const control = CONTROL.exec(text);
   if (control)
     return `may not contain control characters (it has ${codePoint(control[0])}); a tab is allowed`;

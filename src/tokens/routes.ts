@@ -21,6 +21,7 @@ import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './r
 import { loginForToken } from './service.ts';
 import { paginate } from './pagination.ts';
 import { descriptionProblem } from './description.ts';
+import { presentTime } from './time-format.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { decimalInteger } from '../decimal-integer.ts';
 import { firstValue } from '../http/first-value.ts';
@@ -28,6 +29,7 @@ import { clientGone, requestAct } from '../http/client-address.ts';
 import {
   createSchema,
   deleteByIdSchema,
+  TOKEN_ID_SEGMENT,
   deleteSelfSchema,
   fixPrivilegesSchema,
   listSchema,
@@ -90,6 +92,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   const app = instance.withTypeProvider<JsonSchemaToTsProvider>();
   const { store, passwords, loginLimiter, lastUsed, credentials, jobs, clock, events, failedSignIns } =
     app.tokend;
+  const timeFormat = app.tokend.config.rippleTimeFormat;
   /** The security log's act of an API request, by the API token it carries (none: a password login). */
   const apiAct = (request: FastifyRequest, identity: Identity) =>
     requestAct(request, 'api', identity.kind === 'token' ? identity.tokenId : null, clock(), events);
@@ -222,7 +225,8 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         : await listPublicTokens(store.db, identity.userId, limit, offset, now, id);
     const tokens = rows.map((t) => {
       const pending = lastUsed.pendingUse(t.id);
-      return pending !== undefined && pending > t.last_updated ? { ...t, last_updated: pending } : t;
+      const used = pending !== undefined && pending > t.last_updated ? pending : t.last_updated;
+      return { ...t, last_updated: presentTime(used, timeFormat) };
     });
     return sendEnvelope(reply, 200, 'ok', { tokens });
   });
@@ -239,7 +243,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
           id: identity.tokenId,
           privileges: identity.privileges,
           description: identity.description,
-          last_updated: identity.lastUpdated,
+          last_updated: presentTime(identity.lastUpdated, timeFormat),
           user_id: identity.userId,
           username: identity.username,
         });
@@ -274,6 +278,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   app.delete('/tokens/self', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
 
   // Static segments win over parameters in the router, so /tokens/self and /tokens/self/delete stay as above.
+  // The id is digits by its route (TOKEN_ID_SEGMENT); one beyond any stored id is no token of the caller's.
   const deleteById: Handler<typeof deleteByIdSchema> = async (request, reply) => {
     const identity = request.identity ?? NO_IDENTITY;
     if (identity.kind === 'none')
@@ -287,12 +292,6 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
       );
     const refused = lacksPrivileges(identity, REVOKE_BY_ID_NEEDS, reply);
     if (refused) return refused;
-    if (request.validationError)
-      return sendEnvelope(
-        reply,
-        400,
-        `The token id must be a positive integer; got ${JSON.stringify(request.params.id)}.`,
-      );
     const tokenId = Number(request.params.id);
     // The same answer whether the id is someone else's or does not exist.
     const deleted =
@@ -303,10 +302,12 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     lastUsed.forget(tokenId);
     return sendEnvelope(reply, 200, 'The token has been deleted.');
   };
-  // attachValidation: the credential and its privileges are checked first (401), then the id (400).
-  const byId = { schema: deleteByIdSchema, attachValidation: true, config: { identify: true } };
-  app.post('/tokens/:id/delete', byId, deleteById);
-  app.delete('/tokens/:id', byId, deleteById);
+  // Only digits are a token id: any other segment after /tokens/ is no path at all (the 404 with
+  // X-Real-404, as in the Ripple family), and names no method in an Allow header (/tokens/new,
+  // /tokens/fix_privileges).
+  const byId = { schema: deleteByIdSchema, config: { identify: true } };
+  app.post(`/tokens/:id(${TOKEN_ID_SEGMENT})/delete`, byId, deleteById);
+  app.delete(`/tokens/:id(${TOKEN_ID_SEGMENT})`, byId, deleteById);
 
   app.post(
     '/tokens/fix_privileges',

@@ -67,7 +67,13 @@ const tokenProperties = {
   id: { type: 'integer' },
   privileges: { type: 'integer' },
   description: { type: 'string' },
-  last_updated: { type: 'integer' },
+  last_updated: {
+    type: ['integer', 'string'],
+    description:
+      'The last use (the creation, until a use is recorded): Unix seconds, an integer; with ' +
+      'RIPPLE_TIME_FORMAT=rfc3339 an RFC 3339 string in UTC instead.',
+    examples: [1795669200, '2026-11-26T05:00:00Z'],
+  },
 } as const;
 
 /**
@@ -158,8 +164,9 @@ export const deleteSelfSchema = {
   response: { 200: messageSchema },
 } as const;
 
-// The routes using it set attachValidation: a malformed id reaches the handler, which answers 401 for a
-// missing credential or privilege before 400 for the id.
+/** A token id in a path: digits only (the routes' pattern; any other segment matches no route). */
+export const TOKEN_ID_SEGMENT = '^[0-9]+$';
+
 export const deleteByIdSchema = {
   tags: ['tokens'],
   summary: "Revoke one of the caller's public tokens by id",
@@ -168,7 +175,13 @@ export const deleteByIdSchema = {
     "can). 404 when the id is not one of the caller's tokens, whether or not it exists.",
   params: {
     type: 'object',
-    properties: { id: { type: 'string', pattern: '^[0-9]+$', description: 'Token id (an integer).' } },
+    properties: {
+      id: {
+        type: 'string',
+        pattern: TOKEN_ID_SEGMENT,
+        description: 'Token id (an integer). Any other segment is no path: the 404 with `X-Real-404`.',
+      },
+    },
     required: ['id'],
   },
   response: { 200: messageSchema },

@@ -3,8 +3,8 @@
 // the rules of `user create` (src/store/ids.ts, src/users/username.ts), and tokend computes each
 // username_safe itself, so a file cannot give a name a key by which another user would be found.
 import type { Db } from '../store/database.ts';
-import { followExplicitIds } from '../store/sql-dialect.ts';
-import { explicitIdProblem } from '../store/ids.ts';
+import { followExplicitIds, reserveIds } from '../store/sql-dialect.ts';
+import { explicitIdProblem, RIPPLE_SOURCE_IDS } from '../store/ids.ts';
 import { usernameProblem } from '../users/username-rules.ts';
 import { usernameSafe } from '../users/username.ts';
 import { FORMAT, VERSION, TRANSFER_TABLES, tablesIn, type AnyDb, type Cell, type Row } from './format.ts';
@@ -71,7 +71,7 @@ export async function importDatabase(
       );
   }
 
-  return (database as unknown as AnyDb).transaction().execute(async (trx) => {
+  const imported = await (database as unknown as AnyDb).transaction().execute(async (trx) => {
     const counts: Record<string, number> = {};
     let headerTables: string[] | undefined;
     let ended = false;
@@ -176,4 +176,10 @@ export async function importDatabase(
       await followExplicitIds(trx, t.name);
     return counts;
   });
+  // A database that took rows from a Ripple-family source keeps the range left to that source free, as
+  // `tokend import-ripple` set it (src/store/ids.ts). After the transaction: on MySQL the move is an
+  // ALTER TABLE, which would commit it.
+  if ((imported.ripple_imported_tokens ?? 0) > 0)
+    for (const table of ['users', 'tokens'] as const) await reserveIds(database, table, RIPPLE_SOURCE_IDS);
+  return imported;
 }

@@ -15,6 +15,12 @@ const loadBcrypt = (): Promise<typeof Bcrypt> => import('@node-rs/bcrypt');
 export const CURRENT_PASSWORD_VERSION = 2;
 export const LEGACY_PASSWORD_VERSION = 1;
 
+/**
+ * The stored hash of an account that has no password (a Ripple-family bot imported with an empty
+ * password_md5): no password, the empty one included, ever matches it.
+ */
+export const NO_PASSWORD = '';
+
 export const md5Hex = (password: string): string => createHash('md5').update(password, 'utf8').digest('hex');
 
 /** The password-check queue is full (PASSWORD_QUEUE_MAX): nothing was queued. */
@@ -230,6 +236,7 @@ export class PasswordHasher {
    * when the queue is full as another check arrives. No bcrypt runs for any of them.
    */
   verify(password: string, storedHash: string, turn: Turn = {}): Promise<boolean> {
+    if (storedHash === NO_PASSWORD) return Promise.resolve(false);
     return this.gate.run(async () => (await loadBcrypt()).verify(md5Hex(password), storedHash), turn);
   }
 }

@@ -226,8 +226,20 @@ function when(at: number, now: number): Html {
   return html`<time datetime="${isoTime(at)}" title="${isoTime(at)}">${timeFromNow(at, now)}</time>`;
 }
 
-function csrfField(csrf: string): Html {
+export function csrfField(csrf: string): Html {
   return html`<input type="hidden" name="_csrf" value="${csrf}" />`;
+}
+
+/** The heading of a signed-in page: its title, who is signed in, and the sign-out button. */
+export function signedInHeader(title: string, view: { csrf: string; username: string }): Html {
+  return html`<header>
+    <h1>${title}</h1>
+    <form method="post" action="/logout" class="inline">
+      ${csrfField(view.csrf)}
+      <span class="muted">Signed in as <strong>${view.username}</strong> ·</span>
+      <button type="submit" class="link">Sign out</button>
+    </form>
+  </header>`;
 }
 
 const privilegeList = (names: readonly string[]): string => (names.length ? names.join(', ') : 'none');
@@ -521,14 +533,7 @@ function applicationList(view: TokensPageView): Html {
 const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 export function tokensPage(view: TokensPageView): Html {
-  return html`<header>
-      <h1>API tokens</h1>
-      <form method="post" action="/logout" class="inline">
-        ${csrfField(view.csrf)}
-        <span class="muted">Signed in as <strong>${view.username}</strong> ·</span>
-        <button type="submit" class="link">Sign out</button>
-      </form>
-    </header>
+  return html`${signedInHeader('API tokens', view)}
     ${
       view.error !== undefined && view.errorField === undefined
         ? html`<p class="error" role="alert" id="page-error">${view.error}</p>`

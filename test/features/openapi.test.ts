@@ -12,8 +12,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A route's URL without its parameters' patterns: Fastify's `/tokens/:id(^[0-9]+$)` is `/tokens/:id`. */
+const withoutPatterns = (url: string): string => url.replace(/(:[A-Za-z0-9_]+)\([^/]*\)/g, '$1');
+
 /** Fastify's `/tokens/:id/delete` in OpenAPI's form `/tokens/{id}/delete`. */
-const openApiPath = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const openApiPath = (url: string): string => withoutPatterns(url).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 async function buildRecordingRoutes(t: Parameters<typeof build>[0], env: Record<string, string> = {}) {
   const routes: RouteOptions[] = [];
@@ -99,7 +102,7 @@ describe('OpenAPI document', () => {
       'get /api/v1/ping',
     ])
       assert.ok(
-        v1.some((r) => `${r.method} ${r.url}` === expected),
+        v1.some((r) => `${r.method} ${withoutPatterns(r.url)}` === expected),
         `${expected} was not registered`,
       );
     const missing = callable.filter(

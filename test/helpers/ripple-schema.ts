@@ -1,7 +1,10 @@
 // The Ripple family's `users` and `tokens` tables, made on a MariaDB/MySQL connection from the project's
 // reference file docs/ripple-schema.sql, so every test's source database has the columns the docs name.
 import { readFileSync } from 'node:fs';
-import type { Connection } from 'mysql2/promise';
+import type { TestContext } from 'node:test';
+import { createConnection, type Connection } from 'mysql2/promise';
+import { IN_CI, answers } from './dialects.ts';
+import { createTestDatabase } from './databases.ts';
 
 const SCHEMA_FILE = new URL('../../docs/ripple-schema.sql', import.meta.url);
 
@@ -20,4 +23,24 @@ export function rippleSchemaStatements(): string[] {
 /** Creates the family's `users` and `tokens` tables in the connection's database. */
 export async function createRippleTables(connection: Connection): Promise<void> {
   for (const statement of rippleSchemaStatements()) await connection.query(statement);
+}
+
+/**
+ * Why no Ripple-family source can be made here (MariaDB does not answer), or undefined. With CI=true a
+ * server that does not answer fails the run instead.
+ */
+export async function rippleSourceProblem(): Promise<string | undefined> {
+  const problem = await answers('mysql');
+  if (problem !== undefined && IN_CI) throw new Error(`CI=true but MariaDB does not answer: ${problem}`);
+  return problem;
+}
+
+/** A fresh MariaDB database with the family's tables, and a connection to write it as the family does. */
+export async function createRippleSource(t: TestContext): Promise<{ url: string; connection: Connection }> {
+  const source = await createTestDatabase('mysql');
+  t.after(() => source.drop());
+  const connection = await createConnection({ uri: source.url });
+  t.after(() => connection.end());
+  await createRippleTables(connection);
+  return { url: source.url, connection };
 }

@@ -485,6 +485,23 @@ describe(
         payload: { username: user.username, password: user.password, description: 'x'.repeat(255) },
       });
       assert.equal(fits.statusCode, 200, fits.body);
+      // The column counts characters: 255 emoji (two UTF-16 units each) fit, 256 do not.
+      const emoji = await app.api({
+        method: 'POST',
+        path: '/tokens',
+        payload: { username: user.username, password: user.password, description: '😀'.repeat(255) },
+      });
+      assert.equal(emoji.statusCode, 200, emoji.body);
+      const [stored] = await db.family.query<RowDataPacket[]>(
+        'SELECT description FROM tokens ORDER BY id DESC LIMIT 1',
+      );
+      assert.equal(stored[0]!.description, '😀'.repeat(255));
+      const tooMany = await app.api({
+        method: 'POST',
+        path: '/tokens',
+        payload: { username: user.username, password: user.password, description: '😀'.repeat(256) },
+      });
+      assert.equal(tooMany.statusCode, 400, tooMany.body);
     });
   },
 );

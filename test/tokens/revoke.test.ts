@@ -94,26 +94,35 @@ for (const dialect of DIALECTS) {
         const user = await h.createUser();
         const token = await h.createToken(user.id);
         for (const headers of [{}, as('0'.repeat(32))]) {
-          // The credential is checked before the id: a caller without one learns nothing.
-          for (const id of [String(token.id), 'abc']) {
-            const r = await call(h, id, headers);
-            assert.equal(r.statusCode, 401, r.body);
-            assert.equal(body(r).code, 401);
-          }
+          const r = await call(h, String(token.id), headers);
+          assert.equal(r.statusCode, 401, r.body);
+          assert.equal(body(r).code, 401);
         }
         assert.equal(await authenticates(h, token.secret), true);
       });
 
-      it('answers 400 for an id that is not an integer', async (t) => {
+      it('a segment that is not digits is no path: the 404 with X-Real-404, with or without a credential', async (t) => {
         const h = await build(t, dialect);
         const user = await h.createUser();
         const token = await h.createToken(user.id, WRITE);
-        for (const id of ['abc', '1.5', '-3', '0x10', '1e3']) {
+        for (const headers of [{}, as(token.secret)])
+          for (const id of ['abc', '1.5', '-3', '0x10', '1e3', '+7', ' 7', '%37%2e']) {
+            const r = await call(h, id, headers);
+            assert.equal(r.statusCode, 404, `${id}: ${r.body}`);
+            assert.equal(r.headers['x-real-404'], 'yes', id);
+            assert.deepEqual(body(r), { code: 404, message: 'No such endpoint.' }, id);
+          }
+        // Digits with leading zeros are an id (007 is 7); one beyond any stored id is no token of the caller's.
+        for (const id of ['0', '00', String(2 ** 31), '9'.repeat(30)]) {
           const r = await call(h, id, as(token.secret));
-          assert.equal(r.statusCode, 400, `${id}: ${r.body}`);
-          assert.equal(body(r).code, 400);
-          assert.match(String(body(r).message), /token id must be a positive integer/);
+          assert.equal(r.statusCode, 404, `${id}: ${r.body}`);
+          assert.equal(r.headers['x-real-404'], undefined, id);
+          assert.match(String(body(r).message), /no token with that id/, id);
         }
+        const other = await h.createToken(user.id);
+        const padded = await call(h, `00${other.id}`, as(token.secret));
+        assert.equal(padded.statusCode, 200, padded.body);
+        assert.equal(await authenticates(h, other.secret), false);
         assert.equal(await authenticates(h, token.secret), true);
       });
     });

@@ -34,6 +34,17 @@ describe('loadConfig()', () => {
     assert.equal(c.accessLog, true);
   });
 
+  it('reads RIPPLE_TIME_FORMAT: unix by default and when empty, rfc3339 in any letter case', () => {
+    assert.equal(loadConfig({}).rippleTimeFormat, 'unix');
+    assert.equal(loadConfig({ RIPPLE_TIME_FORMAT: '' }).rippleTimeFormat, 'unix');
+    assert.equal(loadConfig({ RIPPLE_TIME_FORMAT: 'unix' }).rippleTimeFormat, 'unix');
+    assert.equal(loadConfig({ RIPPLE_TIME_FORMAT: ' RFC3339 ' }).rippleTimeFormat, 'rfc3339');
+    assert.throws(
+      () => loadConfig({ RIPPLE_TIME_FORMAT: 'iso8601' }),
+      /RIPPLE_TIME_FORMAT: expected unix \(Unix seconds, the default\) or rfc3339 .*; got "iso8601"/,
+    );
+  });
+
   it('turns the access line off with ACCESS_LOG=off, in any letter case; on and empty keep it', () => {
     assert.equal(loadConfig({ ACCESS_LOG: 'off' }).accessLog, false);
     assert.equal(loadConfig({ ACCESS_LOG: ' OFF ' }).accessLog, false);
@@ -203,6 +214,8 @@ describe('loadConfig()', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ ACCESS_LOG: 'no' }, 'ACCESS_LOG'],
     [{ ACCESS_LOG: 'false' }, 'ACCESS_LOG'],
+    [{ RIPPLE_TIME_FORMAT: 'iso' }, 'RIPPLE_TIME_FORMAT'],
+    [{ RIPPLE_TIME_FORMAT: 'rfc 3339' }, 'RIPPLE_TIME_FORMAT'],
     [{ REDIS_URL: 'http://localhost:6379' }, 'REDIS_URL'],
     [{ HOST: '  ' }, 'HOST'],
     [{ BCRYPT_COST: '3' }, 'BCRYPT_COST'],

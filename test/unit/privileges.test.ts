@@ -12,6 +12,7 @@ import {
   limit,
   missingTokenPrivileges,
   tokenPrivilegeNames,
+  unbanned,
   userPrivilegeNames,
 } from '../../src/auth/privileges.ts';
 
@@ -257,5 +258,20 @@ describe('isBanned() and effectivePrivileges()', () => {
         }
       }
     }
+  });
+});
+
+describe('unbanned()', () => {
+  it('adds UserPublic and UserNormal and keeps every other bit of the low 32', () => {
+    for (const user of [0, 1, 2, 3, 8 | 16 | 32, 2 ** 23 - 4, 2 ** 31, 2 ** 32 + 8]) {
+      const lifted = unbanned(user);
+      assert.equal(isBanned(lifted), false, `${user}`);
+      assert.equal(lifted, ((user % 2 ** 32) | 3) >>> 0, `${user}`);
+    }
+    // A banned admin's tokens keep what the admin holds once the ban ends; an active user's are unchanged.
+    assert.equal(limit(2 | 128, unbanned(8 | 16 | 32)), 2 | 128);
+    assert.equal(limit(2 | 128, unbanned(3)), 2);
+    for (const combo of USER_COMBINATIONS)
+      assert.equal(limit(2 ** 14 - 1, unbanned(combo | 3)), limit(2 ** 14 - 1, combo | 3), `${combo}`);
   });
 });

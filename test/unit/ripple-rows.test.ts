@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rowToToken, rowToUser } from '../../src/ripple/import.ts';
 import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
+import { NO_PASSWORD } from '../../src/users/passwords.ts';
 
 const BCRYPT = `$2a$04$${'a'.repeat(53)}`;
 const user = (over: Record<string, unknown> = {}) => ({
@@ -75,6 +76,21 @@ describe('rowToUser', () => {
       reason(rowToUser(user({ password_version: 1, password_md5: 'ab'.repeat(16) }), 1)),
       undefined,
     );
+  });
+  it('takes an empty password_md5 (a bot) as no password, whatever its version said', () => {
+    for (const version of [1, 2, '1']) {
+      const bot = rowToUser(user({ password_md5: '', password_version: version }), 1);
+      assert.deepEqual(
+        [
+          (bot as { password_hash: string }).password_hash,
+          (bot as { password_version: number }).password_version,
+        ],
+        [NO_PASSWORD, 2],
+        String(version),
+      );
+    }
+    assert.match(reason(rowToUser(user({ password_md5: '', password_version: 7 }), 1))!, /7 is unknown/);
+    assert.match(reason(rowToUser(user({ password_md5: ' ', password_version: 2 }), 1))!, /not a bcrypt/);
   });
 });
 

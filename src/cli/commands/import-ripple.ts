@@ -3,7 +3,7 @@
 import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type LeafCommand } from '../command.ts';
 import { refuseInPlace } from '../in-place.ts';
-import { MAX_EXPLICIT_ID } from '../../store/ids.ts';
+import { MAX_EXPLICIT_ID, RIPPLE_SOURCE_IDS } from '../../store/ids.ts';
 
 /** Skipped rows listed in the text output; --json lists them all. */
 const LISTED_SKIPS = 20;
@@ -31,8 +31,11 @@ export const importRippleCommand: LeafCommand = {
     'privileges than its owner may hold keeps only those it may. A row that cannot be imported is skipped\n' +
     `and reported with the reason: among them ids below 1 or above ${MAX_EXPLICIT_ID} (the ids above are kept for\n` +
     'the rows tokend makes) and usernames "tokend user create" refuses. Rows imported before are left as\n' +
-    'they are, so the import can run again (say, once more just before switching clients over). The\n' +
-    'schema of DATABASE_URL is migrated first.',
+    'they are, so the import can run again (say, once more just before switching clients over): the ids\n' +
+    `up to ${RIPPLE_SOURCE_IDS} are left to the source (tokend numbers its own rows above them), so the rows\n` +
+    'it makes after an import come over too. A user with an empty password comes over with none (every\n' +
+    "password refused). A banned user's tokens keep their privileges for after the ban. The schema of\n" +
+    'DATABASE_URL is migrated first.',
   examples: [
     'DATABASE_URL=postgres://tokend@db/tokend tokend import-ripple --from mysql://ripple:PASSWORD@127.0.0.1:3306/ripple --dry-run',
     'tokend import-ripple --from mysql://ripple@127.0.0.1:3306/ripple --json',

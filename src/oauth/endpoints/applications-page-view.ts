@@ -2,10 +2,15 @@
 // new secret shown once with its copy button, and the confirmations of a new secret and of deletion.
 // Server-rendered and complete without JavaScript; the token page's script only adds the copy button.
 import { type Html, html } from '../../web/html.ts';
-import { hiddenFields } from '../../web/pages.ts';
 import { confirmPasswordField } from '../../web/session.ts';
 import { avatar } from '../../web/avatar.ts';
-import { messagePage, secretField, tokenPagesSender } from '../../web/tokens-page-view.ts';
+import {
+  csrfField,
+  messagePage,
+  secretField,
+  signedInHeader,
+  tokenPagesSender,
+} from '../../web/tokens-page-view.ts';
 import type { ClientField } from '../clients.ts';
 
 /** The pages' own rules, after the token pages' (tokens-page-view.ts): the forms' fields, the header. */
@@ -39,8 +44,6 @@ export interface ApplicationSummary {
 }
 
 const path = (a: { id: string }, action = '') => `/applications/${encodeURIComponent(a.id)}${action}`;
-
-const csrfField = (csrf: string) => hiddenFields({ _csrf: csrf });
 
 const usersText = (n: number) =>
   n === 0
@@ -99,14 +102,7 @@ export function applicationsPage(view: ListView): Html {
         </div>
       </li>`,
   );
-  return html`<header>
-      <h1>Your applications</h1>
-      <form method="post" action="/logout" class="inline">
-        ${csrfField(view.csrf)}
-        <span class="muted">Signed in as <strong>${view.username}</strong> ·</span>
-        <button type="submit" class="link">Sign out</button>
-      </form>
-    </header>
+  return html`${signedInHeader('Your applications', view)}
     <p class="muted">
       OAuth applications you registered: they ask users for access to their accounts on the consent page.
       <a href="/tokens">Back to your API tokens</a>
