@@ -14,10 +14,10 @@ import type { Database } from '../store/schema.ts';
 import type { Clock } from './clock.ts';
 import { liveAt } from './live.ts';
 import { bearerPrivileges, effectivePrivileges, isBanned, requestedPrivileges } from './privileges.ts';
-import { familyTokenHash, hashTokenSecret, legacyTokenHash } from './secret.ts';
+import { familyTokenHash, hashTokenSecret, legacyTokenHash, passwordFingerprint } from './secret.ts';
 import type { LastUsedBatcher } from './last-used.ts';
 import { deleteTokenById } from './revocation.ts';
-import type { Session } from './sessions.ts';
+import { endSessionOfOldPassword, type Session } from './sessions.ts';
 import { recordEvent, type Act } from './security-log.ts';
 
 export interface TokenIdentity {
@@ -104,6 +104,8 @@ export interface TokenWithOwner {
   /** 1: a web session (src/auth/sessions.ts) */
   session: number;
   password_at: number | null;
+  /** a web session's fingerprint of the password it was opened with; null: an API token, or an older session */
+  password_fingerprint: string | null;
   private: number;
   /**
    * Found by the MD5 form of its secret, not by its SHA-256 hash: a token imported from a Ripple-family
@@ -116,6 +118,8 @@ export interface TokenWithOwner {
   at: number;
   username: string;
   user_privileges: number;
+  /** the owner's stored password hash now (read by the same join): a session's fingerprint is checked against it */
+  password_hash: string;
 }
 
 /**
@@ -219,9 +223,11 @@ export function credentialLookup(
       'tokens.last_updated',
       'tokens.session',
       'tokens.password_at',
+      'tokens.password_fingerprint',
       'tokens.private',
       'users.username',
       'users.privileges as user_privileges',
+      'users.password_hash',
       'tokens.token_hash',
     ])
     .where(liveAt('tokens', NOW_PARAMETER));
@@ -249,19 +255,31 @@ export function credentialLookup(
       row.familyToken = inPlace && row.md5Form;
     }
     const byHash = new Map(rows.map((row) => [row.token_hash, row]));
-    const upgrading: Array<Promise<unknown>> = [];
+    const writes: Array<Promise<unknown>> = [];
     const found = secrets.map((_, i) => {
       const row = byHash.get(hashes[i]!);
       if (row) return row;
       const old = byHash.get(legacy[i]!);
       if (old) {
         byHash.set(hashes[i]!, old);
-        if (!inPlace) upgrading.push(upgrade(old.id, legacy[i]!, hashes[i]!));
+        if (!inPlace) writes.push(upgrade(old.id, legacy[i]!, hashes[i]!));
       }
       return old;
     });
-    await Promise.all(upgrading);
-    return found;
+    // A web session lasts only while its owner's password is the one it was opened with, whoever changed
+    // it (tokend, or another program such as the family's website in place): one opened with another is
+    // no credential at all, to the pages and to the API alike, and ends here and now, so that its cookie
+    // never works again, even if the password is later set back to the same hash. A session from before
+    // the fingerprint was recorded (null) lasts until it expires. A failed delete leaves the row refused.
+    const live = found.map((row) => {
+      if (!row || row.password_fingerprint === null || Number(row.session) !== 1) return row;
+      if (row.password_fingerprint === passwordFingerprint(row.password_hash)) return row;
+      const fingerprint = row.password_fingerprint;
+      writes.push(endSessionOfOldPassword(store.db, row.id, fingerprint).catch(() => undefined));
+      return undefined;
+    });
+    await Promise.all(writes);
+    return live;
   });
 
   const accessTokens = bearerTokens.query(store.db).where(liveAt('oauth_access_tokens', NOW_PARAMETER));

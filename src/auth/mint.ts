@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../store/errors.ts';
 import { deleteInBatches } from '../store/batches.ts';
 import { unexpiredAt } from './live.ts';
 import { limit } from './privileges.ts';
-import { hashTokenSecret, newTokenSecret } from './secret.ts';
+import { hashTokenSecret, newTokenSecret, passwordFingerprint } from './secret.ts';
 import { recordEvent, type Act } from './security-log.ts';
 
 const MAX_SECRET_ATTEMPTS = 5;
@@ -23,8 +23,11 @@ export interface NewToken {
   now: number;
   /** Unix seconds; absent or null: never expires */
   expiresAt?: number | null;
-  /** a web session (see src/auth/sessions.ts): private, no privileges, with the time of its password entry */
-  session?: { passwordAt: number };
+  /**
+   * a web session (see src/auth/sessions.ts): private, no privileges, with the time of its password entry
+   * and the fingerprint of the password it was opened with (passwordFingerprint)
+   */
+  session?: { passwordAt: number; passwordFingerprint: string };
 }
 
 export async function insertToken(db: Db, token: NewToken): Promise<number> {
@@ -39,6 +42,7 @@ export async function insertToken(db: Db, token: NewToken): Promise<number> {
     expires_at: token.expiresAt ?? null,
     session: token.session ? 1 : 0,
     password_at: token.session?.passwordAt ?? null,
+    ...(token.session && { password_fingerprint: token.session.passwordFingerprint }),
   });
 }
 
@@ -161,10 +165,13 @@ export async function countLiveApiTokens(db: Db, userId: number, now: number): P
   return Number(row.n);
 }
 
-/** A new web session: private, no privileges, expiring at `expiresAt`, its password entered `now`. */
+/**
+ * A new web session: private, no privileges, expiring at `expiresAt`, its password entered `now`; it
+ * remembers the fingerprint of `passwordHash`, the owner's stored hash the password was checked against.
+ */
 export async function mintSession(
   db: Db,
-  session: { userId: number; now: number; expiresAt: number },
+  session: { userId: number; passwordHash: string; now: number; expiresAt: number },
   newSecret: () => string = newTokenSecret,
 ): Promise<{ id: number; secret: string }> {
   return insertWithFreshSecret(
@@ -176,7 +183,7 @@ export async function mintSession(
       private: true,
       now: session.now,
       expiresAt: session.expiresAt,
-      session: { passwordAt: session.now },
+      session: { passwordAt: session.now, passwordFingerprint: passwordFingerprint(session.passwordHash) },
     },
     newSecret,
   );

@@ -27,3 +27,13 @@ export const legacyTokenHash = (secret: string): string => legacyHashOfMd5(famil
  * hex of the secret (UTF-8), lower case.
  */
 export const familyTokenHash = (secret: string): string => hash('md5', secret, 'hex');
+
+/**
+ * A short fingerprint of a user's stored password hash: the first 16 hex characters of its SHA-256 hex. A
+ * web session keeps the one of the password it was opened with (tokens.password_fingerprint); the session
+ * ends when the owner's stored hash no longer gives it, whoever changed the password (tokend, or another
+ * program writing the users table). It is no secret worth more than the hash it comes from: whoever can
+ * read the session's row can read the user's row, and the hash itself, just as well.
+ */
+export const passwordFingerprint = (storedPasswordHash: string): string =>
+  hash('sha256', storedPasswordHash, 'hex').slice(0, 16);

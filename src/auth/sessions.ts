@@ -22,16 +22,24 @@ export interface Session {
 }
 
 /**
- * Signs `userId` in: a new session, whose password was entered at `act.at` (the security log's
- * `signin.succeeded`, by the new session); the oldest beyond the cap end.
+ * Signs `user` in: a new session, whose password was entered at `act.at` (the security log's
+ * `signin.succeeded`, by the new session); the oldest beyond the cap end. `user.password_hash` is the
+ * stored hash the password was checked against: the session lasts only while it stays the stored one
+ * (the credential core ends it when the password changes, whoever changes it).
  */
 export async function startSession(
   db: Db,
-  userId: number,
+  user: { id: number; password_hash: string },
   act: Act,
 ): Promise<{ id: number; secret: string }> {
   const now = act.at;
-  const session = await mintSession(db, { userId, now, expiresAt: now + SESSION_TTL_S });
+  const userId = user.id;
+  const session = await mintSession(db, {
+    userId,
+    passwordHash: user.password_hash,
+    now,
+    expiresAt: now + SESSION_TTL_S,
+  });
   await recordEvent(db, { ...act, by: session.id }, { userId, kind: 'signin.succeeded' });
   await endOldestBeyond(
     SESSIONS_PER_USER_MAX,
@@ -77,6 +85,20 @@ export async function endSession(db: Db, session: Session, act: Act): Promise<vo
     .executeTakeFirst();
   if (Number(r.numDeletedRows) > 0)
     await recordEvent(db, act, { userId: session.userId, kind: 'session.ended', tokenId: session.id });
+}
+
+/**
+ * Ends a session found opened with a password its owner no longer has (the credential core, on its use).
+ * It is deleted only while it still carries that fingerprint, and silently: the password change that
+ * ended it is the event (tokend's own logs it; another program's is not tokend's to log).
+ */
+export async function endSessionOfOldPassword(db: Db, sessionId: number, fingerprint: string): Promise<void> {
+  await db
+    .deleteFrom('tokens')
+    .where('id', '=', sessionId)
+    .where('session', '=', 1)
+    .where('password_fingerprint', '=', fingerprint)
+    .execute();
 }
 
 /** Ends every session of the user; returns how many. */

@@ -798,6 +798,20 @@ const securityLog: MigrationFactory = (dialect) => ({
   },
 });
 
+/**
+ * The fingerprint of the password a web session was opened with (src/auth/secret.ts passwordFingerprint):
+ * a session ends when its owner's password changes, whoever changes it. Nullable with no default: API
+ * tokens have none, and a session opened before it keeps working until it expires.
+ */
+const sessionPassword: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    await db.schema.alterTable('tokens').addColumn('password_fingerprint', 'varchar(16)').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('tokens').dropColumn('password_fingerprint').execute();
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -818,6 +832,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0016_oauth_client_owners', oauthClientOwners],
   ['0017_client_credentials', clientCredentials],
   ['0018_security_log', securityLog],
+  ['0019_session_password', sessionPassword],
 ];
 
 class StaticProvider implements MigrationProvider {

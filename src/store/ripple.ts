@@ -65,7 +65,8 @@ const plainId = (column: string): string =>
 const TOKENS_VIEW = `CREATE ALGORITHM=MERGE SQL SECURITY INVOKER VIEW ${TOKEND_TABLE_PREFIX}tokens AS
 SELECT id, \`user\` AS user_id, privileges, description, token AS token_hash, private, last_updated,
   tokend_expires_at AS expires_at, tokend_session AS session, tokend_password_at AS password_at,
-  tokend_created_at AS created_at, tokend_last_address AS last_address
+  tokend_created_at AS created_at, tokend_last_address AS last_address,
+  tokend_password_fingerprint AS password_fingerprint
 FROM tokens
 WHERE ${plainId('`user`')}
 WITH CASCADED CHECK OPTION`;
@@ -87,7 +88,8 @@ export const FAMILY_CHANGES: readonly string[] = [
     'ADD COLUMN tokend_session SMALLINT NOT NULL DEFAULT 0, ' +
     'ADD COLUMN tokend_password_at BIGINT NULL DEFAULT NULL, ' +
     'ADD COLUMN tokend_created_at BIGINT NULL DEFAULT NULL, ' +
-    'ADD COLUMN tokend_last_address VARCHAR(64) NULL DEFAULT NULL',
+    'ADD COLUMN tokend_last_address VARCHAR(64) NULL DEFAULT NULL, ' +
+    'ADD COLUMN tokend_password_fingerprint VARCHAR(16) NULL DEFAULT NULL',
   'CREATE INDEX tokend_tokens_token ON tokens (token)',
   'CREATE INDEX tokend_tokens_listing ON tokens (`user`, private, id, tokend_expires_at)',
   'CREATE INDEX tokend_tokens_expires_at ON tokens (tokend_expires_at)',
@@ -102,7 +104,7 @@ export const FAMILY_CHANGES_UNDONE: readonly string[] = [
   'DROP INDEX tokend_tokens_expires_at ON tokens',
   'DROP INDEX tokend_tokens_listing ON tokens',
   'DROP INDEX tokend_tokens_token ON tokens',
-  'ALTER TABLE tokens DROP COLUMN tokend_last_address, DROP COLUMN tokend_created_at, DROP COLUMN tokend_password_at, ' +
+  'ALTER TABLE tokens DROP COLUMN tokend_password_fingerprint, DROP COLUMN tokend_last_address, DROP COLUMN tokend_created_at, DROP COLUMN tokend_password_at, ' +
     'DROP COLUMN tokend_session, DROP COLUMN tokend_expires_at',
 ];
 
@@ -153,6 +155,7 @@ export const COVERED_BY_FAMILY_CHANGES = new Set([
   '0010_drop_tokens_version',
   '0011_ripple_imported_tokens',
   '0013_token_created_at',
+  '0019_session_password',
 ]);
 
 /** The in-place mode's migrations, in order: the family's additions first, then tokend's own tables. */

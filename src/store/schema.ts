@@ -36,6 +36,11 @@ export interface TokenTable {
   created_at: number | null;
   /** the canonical client address of the latest use written (src/auth/last-used.ts); null: none yet */
   last_address: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * a web session's passwordFingerprint (src/auth/secret.ts) of the password it was opened with; null for
+   * API tokens and for sessions opened before tokend recorded it
+   */
+  password_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One event of the security log (src/auth/security-log.ts, docs/security-log.md). */

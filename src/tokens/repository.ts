@@ -220,7 +220,9 @@ export async function deleteExpiredTokens(db: Db, act: Act): Promise<number> {
 export async function listAllTokensOfUser(
   db: Db,
   userId: number,
-): Promise<Array<Omit<TokenRow, 'token_hash' | 'password_at' | 'created_at' | 'last_address'>>> {
+): Promise<
+  Array<Omit<TokenRow, 'token_hash' | 'password_at' | 'created_at' | 'last_address' | 'password_fingerprint'>>
+> {
   return db
     .selectFrom('tokens')
     .select([

@@ -39,7 +39,7 @@ export async function webLogin(
       return { kind: 'banned' };
     case 'ok': {
       // The session starts when the check ends (which may have waited in the password queue).
-      const session = await startSession(deps.db, checked.user.id, { ...act, at: deps.clock() });
+      const session = await startSession(deps.db, checked.user, { ...act, at: deps.clock() });
       return { kind: 'signed-in', secret: session.secret, userId: checked.user.id };
     }
   }

@@ -37,7 +37,12 @@ for (const dialect of DIALECTS) {
       const h = await build(t, dialect);
       const user = await h.createUser();
       const started = 1_900_000_000;
-      const session = await startSession(h.store.db, user.id, actOutsideRequest('web', started));
+      const stored = await h.store.db
+        .selectFrom('users')
+        .select(['id', 'password_hash'])
+        .where('id', '=', user.id)
+        .executeTakeFirstOrThrow();
+      const session = await startSession(h.store.db, stored, actOutsideRequest('web', started));
       const api = await h.createToken(user.id, { private: true });
       const lastUsed = new LastUsedBatcher(h.store.db, h.app.log);
       const at = (now: number) =>

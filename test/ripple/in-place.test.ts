@@ -349,6 +349,78 @@ describe(
       );
     });
 
+    it("ends a web session when the family's website changes the password, on every instance, and keeps API tokens", async (t) => {
+      const db = await familyDatabase(t);
+      const instances = [await inPlaceApp(t, db), await inPlaceApp(t, db)] as const;
+      const user = await signUp(db);
+      const family = await familyToken(db, user.id, { description: 'family' });
+      const made = await login(instances[0], user.username, user.password);
+      assert.equal(made.statusCode, 200, made.body);
+      const apiToken = (made.json() as { token: string }).token;
+      // one session for each instance to see first, and one whose fingerprint predates this rule (NULL)
+      const cookies: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const browser = new InjectBrowser(instances[i % 2]!.app);
+        await browser.signIn(user);
+        cookies.push(browser.cookies.get('rt')!);
+      }
+      const [sessions] = await db.family.query<RowDataPacket[]>(
+        'SELECT id, tokend_password_fingerprint AS fingerprint FROM tokens WHERE tokend_session = 1 AND user = ? ORDER BY id',
+        [String(user.id)],
+      );
+      assert.equal(sessions.length, 3);
+      for (const row of sessions) assert.match(String(row.fingerprint), /^[0-9a-f]{16}$/);
+      await db.family.query('UPDATE tokens SET tokend_password_fingerprint = NULL WHERE id = ?', [
+        sessions[2]!.id,
+      ]);
+      const tokensPage = (i: number, rt: string) =>
+        instances[i]!.app.inject({ method: 'GET', url: '/tokens', cookies: { rt } });
+      for (const [i, rt] of cookies.entries()) assert.equal((await tokensPage(i % 2, rt)).statusCode, 200);
+
+      // The website's password change: bcrypt(md5(new password)), version 2.
+      const [[before]] = await db.family.query<RowDataPacket[]>(
+        'SELECT password_md5 FROM users WHERE id = ?',
+        [user.id],
+      );
+      const newPassword = 'a new password';
+      await db.family.query('UPDATE users SET password_md5 = ?, password_version = 2 WHERE id = ?', [
+        await bcrypt(md5(newPassword), 4),
+        user.id,
+      ]);
+      for (const i of [0, 1]) {
+        const page = await tokensPage(i, cookies[i]!);
+        assert.equal(page.statusCode, 303, page.body);
+        assert.match(String(page.headers.location), /\/login/);
+      }
+      // Each instance ended the session it saw: the rows are gone from the family's table.
+      const [left] = await db.family.query<RowDataPacket[]>(
+        'SELECT id FROM tokens WHERE tokend_session = 1 AND user = ? ORDER BY id',
+        [String(user.id)],
+      );
+      assert.deepEqual(
+        left.map((r) => r.id),
+        [sessions[2]!.id],
+      );
+      // The session from before the fingerprint lasts until it expires.
+      assert.equal((await tokensPage(0, cookies[2]!)).statusCode, 200);
+      // API tokens, tokend's and the family's, are no session: a password change leaves them working.
+      for (const app of instances) {
+        assert.equal((await ping(app, apiToken)).user_id, user.id);
+        assert.equal((await ping(app, family.secret)).user_id, user.id);
+      }
+      // Set back to the very same hash: the ended sessions stay ended, on either instance.
+      await db.family.query('UPDATE users SET password_md5 = ? WHERE id = ?', [
+        before!.password_md5,
+        user.id,
+      ]);
+      for (const i of [0, 1])
+        for (const rt of cookies.slice(0, 2)) assert.equal((await tokensPage(i, rt)).statusCode, 303);
+      // A sign-in with the password the user has now opens a session that works.
+      const again = new InjectBrowser(instances[1].app);
+      await again.signIn(user);
+      assert.equal((await again.get('/tokens')).statusCode, 200);
+    });
+
     it("runs OAuth on tables of its own beside the family's, for the family's users as they are now", async (t) => {
       const db = await familyDatabase(t);
       const app = await inPlaceApp(t, db);
