@@ -43,13 +43,17 @@ export async function listClientRows(db: Db): Promise<ClientRow[]> {
 
 /** An owner's clients, oldest first (through the unique index on owner_id, name_key). */
 export async function listClientRowsOfOwner(db: Db, ownerId: number): Promise<ClientRow[]> {
-  return db
-    .selectFrom('oauth_clients')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return (
+    db
+      .selectFrom('oauth_clients')
+      .selectAll()
+      .where('owner_id', '=', ownerId)
+      .orderBy('created_at')
+      // ids are random: within one second, by name, so that a listing reads the same each time
+      .orderBy('name')
+      .orderBy('id')
+      .execute()
+  );
 }
 
 /** How many clients the owner has registered. */
