@@ -40,6 +40,7 @@ import { ownerIsBanned } from '../repository.ts';
 import { SCOPES } from '../scopes.ts';
 import { singleParam } from '../params.ts';
 import { abilities, sendConsentPage, type ScopeView } from './consent-page.ts';
+import { doc } from '../route-doc.ts';
 
 const DEVICE_PATH = '/device';
 
@@ -255,7 +256,7 @@ export async function devicePages(
 
   pages.get(
     DEVICE_PATH,
-    { schema: { summary: 'Sign in on a device: enter its code (RFC 8628)' } },
+    doc('Sign in on a device: enter its code (RFC 8628 §3.3)'),
     async (request, reply) => {
       const session = await user(request, reply);
       if (!session) return reply;
@@ -267,7 +268,7 @@ export async function devicePages(
   pages.post(
     DEVICE_PATH,
     {
-      schema: { summary: 'The code a device shows: which application asks' },
+      ...doc('The code a device shows: which application asks'),
       preHandler: pages.csrfProtection,
     },
     async (request, reply) => {
@@ -282,7 +283,7 @@ export async function devicePages(
 
   pages.post(
     `${DEVICE_PATH}/decide`,
-    { schema: { summary: 'Allow or deny a device' }, preHandler: pages.csrfProtection },
+    { ...doc('Allow or deny a device'), preHandler: pages.csrfProtection },
     async (request, reply) => {
       const session = await user(request, reply);
       if (!session) return reply;
