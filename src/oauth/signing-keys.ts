@@ -237,9 +237,17 @@ export class SigningKeys {
   private async rows(fresh = false): Promise<KeyRow[]> {
     const now = this.clock();
     if (!fresh && this.copy && Math.abs(now - this.copy.readAt) < KEYS_RELOAD_S) return this.copy.rows;
-    this.reading ??= this.read(now).finally(() => {
-      this.reading = undefined;
-    });
+    // While the database does not answer, the copy stays in use (the JWKS and signing go on); the next
+    // call tries again.
+    const copy = this.copy;
+    this.reading ??= this.read(now)
+      .catch((err: unknown) => {
+        if (copy === undefined || fresh) throw err;
+        return copy.rows;
+      })
+      .finally(() => {
+        this.reading = undefined;
+      });
     return this.reading;
   }
 
@@ -251,6 +259,8 @@ export class SigningKeys {
       rows = await readKeys(this.db);
     }
     this.copy = { rows, readAt: now };
+    // Keys deleted since (retired, or dropped by a rotation --now) are forgotten here too.
+    for (const kid of this.opened.keys()) if (!rows.some((r) => r.kid === kid)) this.opened.delete(kid);
     return rows;
   }
 

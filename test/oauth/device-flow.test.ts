@@ -278,5 +278,17 @@ for (const dialect of DIALECTS) {
       assert.equal(body(oldest).error, 'invalid_grant', oldest.body);
       assert.equal((await pollDevice(h, client, codes[max]!.device_code)).statusCode, 200);
     });
+
+    it('attack: an approved code dies with sign out everywhere, and a suspended application gets no code', async (t) => {
+      const { h, owner, user, client, browser } = await setup(t);
+      const started = await start(h, client);
+      assert.equal((await decideOnDevicePage(browser, started.user_code, 'allow')).statusCode, 200);
+      const { endGrantsOfUser } = await import('../../src/oauth/applications.ts');
+      await endGrantsOfUser(h.store.db, user.id);
+      assert.equal(body(await pollDevice(h, client, started.device_code)).error, 'invalid_grant');
+      await h.setUserPrivileges(owner.id, 0);
+      const suspended = await startDevice(h, client);
+      assert.equal(body(suspended).error, 'unauthorized_client');
+    });
   });
 }

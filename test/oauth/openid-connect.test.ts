@@ -361,5 +361,35 @@ for (const dialect of DIALECTS) {
       const long = await browser.get(oidcUrl(client, challenge, { nonce: 'x'.repeat(256) }));
       assert.equal(new URL(long.headers.location as string).searchParams.get('error'), 'invalid_request');
     });
+
+    it('attack: odd inputs: a token twice, a token in the query, a NUL in the nonce, a sign-in time to come', async (t) => {
+      let now = nowSeconds();
+      const { h, client, browser } = await setup(t, () => now);
+      const tokens = await signIn(h, browser, client, { scope: 'openid' });
+      const twice = await h.app.inject({
+        method: 'POST',
+        url: '/oauth/userinfo',
+        headers: {
+          ...bearer(tokens.access_token as string),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: `access_token=${encodeURIComponent(tokens.access_token as string)}`,
+      });
+      assert.equal(twice.statusCode, 400);
+      const inQuery = await h.app.inject({ url: `/oauth/userinfo?access_token=${tokens.access_token}` });
+      assert.equal(inQuery.statusCode, 401, 'a token in the URL is not read (it would reach logs)');
+      const { challenge } = pkcePair();
+      const nul = await browser.get(oidcUrl(client, challenge, { nonce: 'a\u0000b' }));
+      assert.equal(new URL(nul.headers.location as string).searchParams.get('error'), 'invalid_request');
+      // auth_after in the future counts as now: one sign-in meets it, no loop.
+      now += 10;
+      const future = await browser.get(oidcUrl(client, challenge, { auth_after: String(now + 86_400) }));
+      assert.equal(future.statusCode, 303);
+      const next = new URL(
+        new URL(future.headers.location as string, ISSUER).searchParams.get('next') as string,
+        ISSUER,
+      );
+      assert.equal(next.searchParams.get('auth_after'), String(now));
+    });
   });
 }

@@ -19,6 +19,7 @@ import {
   RequestUriNotSupported,
 } from '../errors.ts';
 import type { Params } from '../params.ts';
+import { storableText } from '../../store/text.ts';
 
 export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
 type Prompt = (typeof PROMPT_VALUES)[number];
@@ -44,8 +45,8 @@ export function readOpenIdParameters(params: Params, now: number): OpenIdParamet
   if (params.response_mode !== undefined && params.response_mode !== 'query')
     throw new InvalidRequest('response_mode must be query, the only one supported.');
   const nonce = params.nonce;
-  if (nonce !== undefined && nonce.length > NONCE_MAX_LENGTH)
-    throw new InvalidRequest(`nonce must be at most ${NONCE_MAX_LENGTH} characters.`);
+  if (nonce !== undefined && (nonce.length > NONCE_MAX_LENGTH || !storableText(nonce)))
+    throw new InvalidRequest(`nonce must be at most ${NONCE_MAX_LENGTH} characters, without NUL.`);
 
   const prompt = new Set<Prompt>();
   for (const value of (params.prompt ?? '').split(' ').filter(Boolean)) {
