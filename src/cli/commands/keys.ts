@@ -54,13 +54,13 @@ const rotate: LeafCommand = {
     'Make a new signing key: published now, signing in 10 minutes; the old one stays published until its id_tokens expire',
   description:
     'Every instance reads the keys at least once a minute, so the new key is in every JWKS long before it signs. ' +
-    'With --now (a key that leaked) the new key signs at once and every other key is deleted: id_tokens the old ' +
-    'keys signed stop verifying, and instances stop using them within a minute. Run it with the server’s SIGNING_KEY_SECRET.',
+    'Run it with the server’s SIGNING_KEY_SECRET.',
   examples: ['tokend keys rotate', 'tokend keys rotate --now'],
   options: {
     now: {
       type: 'boolean',
-      description: 'sign with the new key at once and delete every other key (for a key that leaked)',
+      description:
+        'for a key that leaked: sign with the new key at once and delete every other key (id_tokens they signed stop verifying; instances stop using them within a minute)',
     },
   },
   async run(args, ctx) {
