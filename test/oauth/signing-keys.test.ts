@@ -22,6 +22,7 @@ import {
   rotateKeys,
 } from '../../src/oauth/signing-keys.ts';
 import { KeySeal, SigningKeySealError } from '../../src/oauth/key-seal.ts';
+import { loggerOptions } from '../../src/http/logging.ts';
 
 const SECRET_A = 'a'.repeat(16) + 'secret-number-one-0123456789';
 const SECRET_B = 'b'.repeat(16) + 'secret-number-two-0123456789';
@@ -194,6 +195,47 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('no key material in the logs [sqlite]', () => {
+  it('signs, publishes, rotates and sweeps at log level trace without a private key, a secret or an id_token in any line', async (t) => {
+    const lines: string[] = [];
+    const logger = {
+      ...(loggerOptions('trace') as Record<string, unknown>),
+      stream: { write: (line: string) => void lines.push(line) },
+    };
+    let now = nowSeconds();
+    const h = await build(
+      t,
+      'sqlite',
+      { LOG_LEVEL: 'trace', SIGNING_KEY_SECRET: SECRET_A },
+      { logger, clock: () => now },
+    );
+    const owner = await h.createUser();
+    const user = await h.createUser();
+    const client = await registerClient(h, { ownerId: owner.id });
+    const browser = new InjectBrowser(h.app);
+    await browser.signIn(user);
+    const { verifier, challenge } = pkcePair();
+    const code = await obtainCode(browser, { client, challenge, scope: 'openid profile' });
+    const idToken = body(await exchangeCode(h, client, code, verifier)).id_token as string;
+    await h.app.inject({ url: '/oauth/jwks' });
+    await rotateKeys(h.store.db, new KeySeal([SECRET_A]), now, { immediately: false });
+    const rows = await h.store.db.selectFrom('oauth_signing_keys').selectAll().execute();
+    assert.equal(rows.length, 2);
+    now += KEY_PUBLISH_AHEAD_S + KEY_RETAIN_S;
+    await h.app.inject({ url: '/oauth/jwks' });
+    await h.app.tokend.signingKeys.sweep();
+    const opened = rows.map(
+      (r) => JSON.parse(new KeySeal([SECRET_A]).open(r.kid, r.private_jwk)) as Record<string, string>,
+    );
+    const log = lines.join('');
+    assert.ok(lines.length > 0);
+    for (const jwk of opened)
+      for (const part of ['d', 'p', 'q', 'dp', 'dq', 'qi']) assert.ok(!log.includes(jwk[part]!), part);
+    assert.ok(!log.includes(SECRET_A));
+    assert.ok(!log.includes(idToken.split('.')[2]!));
+  });
+});
 
 describe('tokend keys [sqlite]', () => {
   it('lists and rotates, printing ids and times and never key material', async (t) => {
