@@ -325,6 +325,14 @@ for (const dialect of DIALECTS) {
       const kid = (JSON.parse(Buffer.from(header, 'base64url').toString()) as { kid: string }).kid;
       const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).sign(privateKey);
       await assert.rejects(verifyIdToken(h, forged, expected));
+      // HS256 "signed" with the public key as the secret (the old algorithm-confusion trick).
+      const publicJwk = (
+        (await h.app.inject({ url: '/oauth/jwks' })).json() as { keys: Array<{ n: string }> }
+      ).keys[0]!;
+      const confused = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', kid })
+        .sign(new TextEncoder().encode(publicJwk.n));
+      await assert.rejects(verifyIdToken(h, confused, expected));
       // Another audience (a token tokend issued to another application).
       await assert.rejects(verifyIdToken(h, real, { ...expected, audience: 'another-client' }));
       // The genuine one passes.
