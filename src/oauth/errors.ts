@@ -60,11 +60,6 @@ export class ConsentRequired extends OAuthError {
   readonly error = 'consent_required';
 }
 
-/** OpenID Connect Core §3.1.2.6, answered to prompt=none: the user must do something on a page. */
-export class InteractionRequired extends OAuthError {
-  readonly error = 'interaction_required';
-}
-
 /** OpenID Connect Core §3.1.2.6: request objects (`request`) are not supported. */
 export class RequestNotSupported extends OAuthError {
   readonly error = 'request_not_supported';
