@@ -19,7 +19,10 @@ export default tseslint.config(
     files: ['docs/examples/**/*.{js,mjs}'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['process', 'console', 'Buffer', 'fetch', 'URL', 'URLSearchParams'].map((name) => [name, 'readonly']),
+        ['process', 'console', 'Buffer', 'fetch', 'URL', 'URLSearchParams', 'setTimeout'].map((name) => [
+          name,
+          'readonly',
+        ]),
       ),
     },
   },

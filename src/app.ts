@@ -18,6 +18,7 @@ import { applicationPages } from './oauth/endpoints/applications-page.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
 import { bearerTokens } from './oauth/bearer.ts';
 import { userGrants } from './oauth/applications.ts';
+import { SigningKeys } from './oauth/signing-keys.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { readBodies, readEveryBodyAsJson } from './http/bodies.ts';
@@ -58,6 +59,8 @@ export interface Services {
   events: EventSink;
   /** the cap on failed sign-ins the security log records per address */
   failedSignIns: FailedSignIns;
+  /** this instance's copy of the OpenID Connect signing keys (src/oauth/signing-keys.ts) */
+  signingKeys: SigningKeys;
 }
 
 declare module 'fastify' {
@@ -142,6 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     expiry: new ExpirySweeper(store.db, app.log, clock, { events, days: config.securityLogDays }),
     events,
     failedSignIns: new FailedSignIns(),
+    signingKeys: new SigningKeys(store.db, clock, config.signingKeySecrets),
   };
   app.decorate('tokend', services);
   observeServices(services.metrics, services);

@@ -88,6 +88,11 @@ export interface Config {
   shutdownDrainMs: number;
   /** RIPPLE_TIME_FORMAT: how the API writes `last_updated` (src/tokens/time-format.ts). */
   rippleTimeFormat: TimeFormat;
+  /**
+   * SIGNING_KEY_SECRET: the secrets that seal the OpenID Connect signing keys at rest, the first sealing
+   * (src/oauth/key-seal.ts); empty: stored unsealed. Never logged.
+   */
+  signingKeySecrets: string[];
 }
 
 /** Unix seconds (the spec's form, the default), or an RFC 3339 string for frontends that expect one. */
@@ -236,6 +241,21 @@ function parseMetricsToken(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** Shortest secret SIGNING_KEY_SECRET takes (each of them): 32 characters, e.g. `openssl rand -base64 32`. */
+export const SIGNING_KEY_SECRET_MIN = 32;
+
+function parseSigningKeySecrets(raw: string | undefined): string[] {
+  const secrets = (raw ?? '').split(/\s+/).filter((s) => s !== '');
+  for (const [i, secret] of secrets.entries())
+    if (secret.length < SIGNING_KEY_SECRET_MIN)
+      // The secret itself is never repeated in a message.
+      throw new ConfigError(
+        'SIGNING_KEY_SECRET',
+        `expected secrets of at least ${SIGNING_KEY_SECRET_MIN} characters, separated by spaces (e.g. openssl rand -base64 32); secret ${i + 1} has ${secret.length}`,
+      );
+  return secrets;
+}
+
 function parsePublicUrl(raw: string | undefined): string | undefined {
   const value = raw?.trim();
   if (value === undefined || value === '') return undefined;
@@ -335,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
     rippleTimeFormat: parseTimeFormat(env.RIPPLE_TIME_FORMAT),
+    signingKeySecrets: parseSigningKeySecrets(env.SIGNING_KEY_SECRET),
   };
 }
 

@@ -17,6 +17,14 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 export async function serve(config: Config): Promise<void> {
   const app = await buildApp(config);
+  // The OpenID Connect signing keys: the first made now, and a SIGNING_KEY_SECRET that does not open
+  // them stops the start here, not at a user's first sign-in.
+  try {
+    await app.tokend.signingKeys.ready();
+  } catch (err) {
+    await app.close().catch(() => {});
+    throw err;
+  }
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

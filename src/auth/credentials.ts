@@ -59,6 +59,8 @@ export interface BearerIdentity {
   /** Unix seconds */
   expiresAt: number;
   client: BearerClient;
+  /** the application's owner is banned: the token carries nothing (and userinfo refuses it) */
+  ownerBanned: boolean;
 }
 
 /**
@@ -104,6 +106,8 @@ export interface TokenWithOwner {
   /** 1: a web session (src/auth/sessions.ts) */
   session: number;
   password_at: number | null;
+  /** when the row was made (a session: its sign-in); null for rows from before tokend recorded it */
+  created_at: number | null;
   /** a web session's fingerprint of the password it was opened with; null: an API token, or an older session */
   password_fingerprint: string | null;
   private: number;
@@ -223,6 +227,7 @@ export function credentialLookup(
       'tokens.last_updated',
       'tokens.session',
       'tokens.password_at',
+      'tokens.created_at',
       'tokens.password_fingerprint',
       'tokens.private',
       'users.username',
@@ -381,6 +386,7 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       createdAt,
       expiresAt: Number(row.expires_at),
       client,
+      ownerBanned: isBanned(Number(row.client_owner_privileges)),
     };
   };
   const byToken = (secret: string, address: string | undefined): Promise<Identity> =>
@@ -407,6 +413,7 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
         username: row.username,
         userPrivileges: Number(row.user_privileges),
         passwordAt: row.password_at === null ? null : Number(row.password_at),
+        signedInAt: row.created_at === null ? null : Number(row.created_at),
       };
     },
     async bearer(secret) {

@@ -27,6 +27,10 @@ export const EVENT_KINDS = {
   'password.changed': 'Password changed',
   'privileges.changed': 'Privileges changed',
   'signout.everywhere': 'Signed out everywhere',
+  'device.code_refused': 'Device code not accepted',
+  'device.approved': 'Device sign-in approved',
+  'device.denied': 'Device sign-in denied',
+  'device.signed_in': 'Device signed in',
 } as const;
 export type EventKind = keyof typeof EVENT_KINDS;
 

@@ -19,6 +19,11 @@ export interface Session {
   userPrivileges: number;
   /** Unix seconds of the last password entry in this session; null: never (sudo mode is off) */
   passwordAt: number | null;
+  /**
+   * Unix seconds of the sign-in that opened this session (its row's created_at: OpenID Connect's
+   * auth_time); null for a session from before tokend recorded it
+   */
+  signedInAt: number | null;
 }
 
 /**

@@ -30,6 +30,10 @@ const SECRET_QUERY_PARAMS = new Set([
   'access_token',
   'password',
   'confirm_password',
+  // the device grant's codes (a user code opens /device?user_code=…; the device code goes in a form)
+  'user_code',
+  'device_code',
+  'id_token_hint',
 ]);
 
 /** A query part as the query parser reads it: `%74oken` and `tok%65n` are `token`. */
@@ -98,6 +102,12 @@ export const REDACTED_PATHS = [
   '*.refresh_token',
   'code_verifier',
   '*.code_verifier',
+  'device_code',
+  '*.device_code',
+  'user_code',
+  '*.user_code',
+  'id_token',
+  '*.id_token',
   // Database errors: mysql2 puts the statement with its parameters written in (err.sql); others keep the
   // parameters or the query beside the message. The message and code say what failed.
   'err.sql',

@@ -92,6 +92,7 @@ const GRANT_TABLES = [
   'oauth_access_tokens',
   'oauth_refresh_tokens',
   'oauth_codes',
+  'oauth_device_codes',
 ] as const;
 type GrantTable = (typeof GRANT_TABLES)[number];
 
@@ -148,6 +149,7 @@ export async function endGrantsOfUser(
     oauthTokens += Number(r.numDeletedRows);
   }
   await trx.deleteFrom('oauth_codes').where('user_id', '=', userId).execute();
+  await trx.deleteFrom('oauth_device_codes').where('user_id', '=', userId).execute();
   const consents = await trx.deleteFrom('oauth_consents').where('user_id', '=', userId).executeTakeFirst();
   return { oauthTokens, applications: Number(consents.numDeletedRows) };
 }

@@ -5,6 +5,7 @@ import type { Db } from '../store/database.ts';
 import type { WebDeps } from '../web/session.ts';
 import type { TokenLimits } from './token-limits.ts';
 import type { EventSink } from '../auth/security-log.ts';
+import type { SigningKeys } from './signing-keys.ts';
 
 export interface OAuthDeps {
   db: Db;
@@ -18,6 +19,8 @@ export interface OAuthDeps {
   credentials: Pick<CredentialCore, 'bearer'>;
   /** where the security log publishes an ended grant (Services.events) */
   events: EventSink;
+  /** the keys that sign id_tokens (Services.signingKeys) */
+  keys: SigningKeys;
 }
 
 /** What the token endpoint and its grants need besides: the token endpoint's rate limits. */

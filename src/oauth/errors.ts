@@ -42,10 +42,60 @@ export class InvalidScope extends OAuthError {
   readonly error = 'invalid_scope';
 }
 
-/** The user (or the server on the user's behalf) refused the authorization request. */
+/**
+ * The user (or the server on the user's behalf) refused the authorization request; at the token endpoint,
+ * a device code the user denied (RFC 8628 §3.5).
+ */
 export class AccessDenied extends OAuthError {
   readonly error = 'access_denied';
-  override readonly status = 403;
+}
+
+/** OpenID Connect Core §3.1.2.6, answered to prompt=none: the user must sign in (again). */
+export class LoginRequired extends OAuthError {
+  readonly error = 'login_required';
+}
+
+/** OpenID Connect Core §3.1.2.6, answered to prompt=none: the user has not approved these scopes. */
+export class ConsentRequired extends OAuthError {
+  readonly error = 'consent_required';
+}
+
+/** OpenID Connect Core §3.1.2.6: request objects (`request`) are not supported. */
+export class RequestNotSupported extends OAuthError {
+  readonly error = 'request_not_supported';
+}
+
+/** OpenID Connect Core §3.1.2.6: `request_uri` is not supported. */
+export class RequestUriNotSupported extends OAuthError {
+  readonly error = 'request_uri_not_supported';
+}
+
+/** OpenID Connect Core §3.1.2.6: the `registration` parameter is not supported. */
+export class RegistrationNotSupported extends OAuthError {
+  readonly error = 'registration_not_supported';
+}
+
+/** RFC 8628 §3.5: the user has not decided on the device code yet; poll again after the interval. */
+export class AuthorizationPending extends OAuthError {
+  readonly error = 'authorization_pending';
+}
+
+/** RFC 8628 §3.5: the device code expired; start again. */
+export class ExpiredToken extends OAuthError {
+  readonly error = 'expired_token';
+}
+
+/**
+ * RFC 8628 §3.5: the device polled before its interval was up; the interval is now `interval` seconds
+ * (HTTP 400, as every RFC 6749 §5.2 error; the token endpoint's rate limit is SlowDown, 429).
+ */
+export class PollingTooFast extends OAuthError {
+  readonly error = 'slow_down';
+  readonly intervalS: number;
+  constructor(message: string, intervalS: number) {
+    super(message);
+    this.intervalS = intervalS;
+  }
 }
 
 /**

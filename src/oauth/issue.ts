@@ -13,7 +13,6 @@ import { endOldestBeyond } from '../auth/mint.ts';
 import type { Db } from '../store/database.ts';
 import {
   accessTokenIdsNewestFirst,
-  claimCode,
   claimRefreshToken,
   deleteAccessTokens,
   deleteCodes,
@@ -58,6 +57,8 @@ export interface Grant {
   scope: string;
   /** the grant the tokens descend from: revoking it revokes them all */
   family: string;
+  /** OpenID Connect: when the user signed in for this grant (Unix seconds), kept with its refresh tokens */
+  authTime?: number | null;
 }
 
 /** RFC 6749 §5.1's successful response. */
@@ -67,6 +68,8 @@ export interface TokenResponse {
   expires_in: number;
   refresh_token?: string;
   scope: string;
+  /** OpenID Connect: with the `openid` scope (src/oauth/oidc.ts) */
+  id_token?: string;
 }
 
 /** A grant's access token; `userId` null: an application's own (client credentials), for no user. */
@@ -110,26 +113,27 @@ export async function issueTokenPair(
     family: grant.family,
     created_at: now,
     expires_at: now + REFRESH_TOKEN_TTL_S,
+    auth_time: grant.authTime ?? null,
   });
   return { ...response, refresh_token: refreshToken };
 }
 
 /**
- * A new grant: claims the code `codeHash` and issues the grant's first access and refresh tokens; the
- * user's grants beyond the bounds, with this application and in all, end, the one refreshed longest ago
- * first. Undefined when the code was already exchanged (another request won the race). Run it in a
- * transaction; it locks the user's row before anything else (lockUser: MySQL's foreign key checks
- * would otherwise share-lock it first, and two exchanges would each wait for the other).
+ * A new grant: claims what starts it (`claim`: a code, or an approved device code, marked used) and issues
+ * the grant's first access and refresh tokens; the user's grants beyond the bounds, with this application
+ * and in all, end, the one refreshed longest ago first. Undefined when the claim failed (another request
+ * won the race). Run it in a transaction; it locks the user's row before anything else (lockUser: MySQL's
+ * foreign key checks would otherwise share-lock it first, and two exchanges would each wait for the other).
  */
 export async function startGrant(
   db: Db,
-  codeHash: string,
+  claim: (db: Db) => Promise<boolean>,
   grant: Grant,
   now: number,
   bounds: OAuthGrantBounds,
 ): Promise<TokenResponse | undefined> {
   await lockUser(db, grant.userId);
-  if (!(await claimCode(db, codeHash))) return undefined;
+  if (!(await claim(db))) return undefined;
   const response = await issueTokenPair(db, grant, now);
   const end = (families: string[]) => revokeFamilies(db, families);
   await endOldestBeyond(

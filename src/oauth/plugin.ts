@@ -15,6 +15,12 @@ import { metadataEndpoint } from './endpoints/metadata.ts';
 import { revokeEndpoint } from './endpoints/revoke.ts';
 import { tokenEndpoint } from './endpoints/token.ts';
 import { deleteExpiredOAuthRows } from './repository.ts';
+import { deleteExpiredDeviceCodes } from './device.ts';
+import { DeviceLimits } from './device-limits.ts';
+import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.ts';
+import { devicePages } from './endpoints/device-page.ts';
+import { jwksEndpoint } from './endpoints/jwks.ts';
+import { userinfoEndpoint } from './endpoints/userinfo.ts';
 import { sendOAuthError } from './respond.ts';
 import { doc } from './route-doc.ts';
 import { PeriodicJob } from '../periodic.ts';
@@ -32,6 +38,12 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
     doc('Authorization server metadata (RFC 8414)'),
     metadataEndpoint(app.tokend.config.publicUrl),
   );
+  app.get(
+    '/.well-known/openid-configuration',
+    doc('OpenID Connect Discovery 1.0: the same metadata'),
+    metadataEndpoint(app.tokend.config.publicUrl),
+  );
+  app.get('/oauth/jwks', doc('The keys that sign id_tokens (JWK Set)'), jwksEndpoint(deps.keys));
   await app.register(async (backChannel) => {
     // Clients send these endpoints forms (RFC 6749 §4.1.3), and any other body is refused as one.
     await backChannel.register(formbody);
@@ -44,6 +56,14 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
     );
     backChannel.post('/oauth/revoke', doc('Revoke a token (RFC 7009)'), revokeEndpoint(deps));
     backChannel.post('/oauth/introspect', doc('Introspect a token (RFC 7662)'), introspectEndpoint(deps));
+    backChannel.post(
+      '/oauth/device_authorization',
+      doc('Start a sign-in on a device (RFC 8628 §3.1)'),
+      deviceAuthorizationEndpoint({ ...deps, deviceLimits: new DeviceLimits(app.tokend.loginLimiter) }),
+    );
+    const userinfo = userinfoEndpoint(deps);
+    backChannel.get('/oauth/userinfo', doc('Who the access token acts for (OpenID Connect)'), userinfo);
+    backChannel.post('/oauth/userinfo', doc('Who the access token acts for (OpenID Connect)'), userinfo);
   });
 }
 
@@ -69,6 +89,7 @@ export const authorizationPages: WebPages = async (pages, web) => {
     { ...doc('The consent form: Allow or Deny'), preHandler: pages.csrfProtection },
     authorizePostEndpoint(deps),
   );
+  await devicePages(pages, { ...deps, deviceLimits: new DeviceLimits(pages.tokend.loginLimiter) });
 };
 
 const oauthDeps = (app: FastifyInstance): OAuthDeps => ({
@@ -78,14 +99,19 @@ const oauthDeps = (app: FastifyInstance): OAuthDeps => ({
   grants: app.tokend.config.oauthGrants,
   credentials: app.tokend.credentials,
   events: app.tokend.events,
+  keys: app.tokend.signingKeys,
 });
 
 /** Removes expired OAuth rows now and then; sweeps never overlap and a failure is retried next time. */
 function startSweeping(app: FastifyInstance, deps: OAuthDeps, intervalMs: number): void {
   const job = new PeriodicJob(async () => {
     try {
-      const deleted = await deleteExpiredOAuthRows(deps.db, deps.now());
+      const now = deps.now();
+      const deleted =
+        (await deleteExpiredOAuthRows(deps.db, now)) + (await deleteExpiredDeviceCodes(deps.db, now));
       if (deleted > 0) app.log.info({ deleted }, 'deleted expired OAuth codes and tokens');
+      const keys = await deps.keys.sweep();
+      if (keys > 0) app.log.info({ keys }, 'deleted signing keys whose id_tokens have expired');
     } catch (err) {
       app.log.error({ err }, 'deleting expired OAuth codes and tokens failed; will retry');
     }

@@ -812,6 +812,72 @@ const sessionPassword: MigrationFactory = () => ({
   },
 });
 
+/**
+ * OpenID Connect (src/oauth/oidc.ts): the keys that sign id_tokens (src/oauth/signing-keys.ts), one row
+ * per key, `generation` unique so that two instances making the first key at once, or two rotations at
+ * once, make one; a code remembers the nonce of its authorization request and when the user signed in
+ * (auth_time); a refresh token remembers that sign-in too, for the id_token of a refresh. All additions:
+ * nullable columns, a new table.
+ */
+const openidConnect: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('oauth_signing_keys')
+      .addColumn('kid', 'varchar(64)', (c) => c.primaryKey().notNull())
+      .addColumn('generation', 'integer', (c) => c.notNull().unique())
+      .addColumn('alg', 'varchar(16)', (c) => c.notNull())
+      .addColumn('public_jwk', 'text', (c) => c.notNull())
+      .addColumn('private_jwk', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('active_from', 'bigint', (c) => c.notNull())
+      .execute();
+    // One column per statement: SQLite adds one at a time.
+    await db.schema.alterTable('oauth_codes').addColumn('nonce', 'varchar(255)').execute();
+    await db.schema.alterTable('oauth_codes').addColumn('auth_time', 'bigint').execute();
+    await db.schema.alterTable('oauth_refresh_tokens').addColumn('auth_time', 'bigint').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('oauth_refresh_tokens').dropColumn('auth_time').execute();
+    await db.schema.alterTable('oauth_codes').dropColumn('auth_time').execute();
+    await db.schema.alterTable('oauth_codes').dropColumn('nonce').execute();
+    await db.schema.dropTable('oauth_signing_keys').execute();
+  },
+});
+
+/**
+ * The device authorization grant (RFC 8628, src/oauth/device.ts): one row per device code, found by its
+ * hash or by its user code's hash (unique), until it expires and the sweep deletes it.
+ */
+const deviceCodes: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('oauth_device_codes')
+      .addColumn('device_code_hash', 'char(64)', (c) => c.primaryKey().notNull())
+      .addColumn('user_code_hash', 'char(64)', (c) => c.notNull().unique())
+      .addColumn('client_id', 'varchar(64)', (c) =>
+        c.notNull().references('oauth_clients.id').onDelete('cascade'),
+      )
+      .addColumn('scope', 'varchar(255)', (c) => c.notNull())
+      .addColumn('status', 'varchar(16)', (c) => c.notNull())
+      .addColumn('user_id', 'integer', (c) => c.references('users.id').onDelete('cascade'))
+      .addColumn('auth_time', 'bigint')
+      .addColumn('interval_s', 'integer', (c) => c.notNull())
+      .addColumn('polled_at', 'bigint')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .execute();
+    // The sweep; an application's pending codes; a user's approved ones not yet exchanged (the bounds).
+    const index = (name: string, columns: string[]) =>
+      db.schema.createIndex(name).on('oauth_device_codes').columns(columns).execute();
+    await index('oauth_device_codes_expires_at', ['expires_at']);
+    await index('oauth_device_codes_client', ['client_id', 'status']);
+    await index('oauth_device_codes_user', ['user_id', 'status']);
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('oauth_device_codes').execute();
+  },
+});
+
 /** Every migration, in order. Names sort in application order; never rename or edit one that shipped. */
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0001_users_tokens', usersAndTokens],
@@ -833,6 +899,8 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0017_client_credentials', clientCredentials],
   ['0018_security_log', securityLog],
   ['0019_session_password', sessionPassword],
+  ['0022_openid_connect', openidConnect],
+  ['0023_device_codes', deviceCodes],
 ];
 
 class StaticProvider implements MigrationProvider {

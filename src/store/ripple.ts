@@ -134,6 +134,8 @@ export const OWN_TABLE_MIGRATIONS = new Set([
   '0017_client_credentials',
   // in place its table alone (securityLogTable): the tokens column is FAMILY_CHANGES' tokend_last_address
   '0018_security_log',
+  '0022_openid_connect',
+  '0023_device_codes',
 ]);
 
 /**
@@ -180,6 +182,8 @@ const PREFIXED: ReadonlyMap<string, string> = new Map(
       'oauth_access_tokens',
       'oauth_refresh_tokens',
       'oauth_consents',
+      'oauth_signing_keys',
+      'oauth_device_codes',
       'ripple_imported_tokens',
       'token_reveals',
       'security_log',

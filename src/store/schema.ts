@@ -107,6 +107,10 @@ export interface OAuthCodeTable {
   /** how many exchanges reached its proof checks (at most CODE_ATTEMPTS_MAX, src/oauth/issue.ts) */
   attempts: number;
   created_at: number;
+  /** OpenID Connect: the authorization request's nonce, for the id_token; null when it sent none */
+  nonce: ColumnType<string | null, string | null | undefined, string | null>;
+  /** OpenID Connect: when the user signed in (the web session's sign-in), Unix seconds; null: unknown */
+  auth_time: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** The columns access and refresh tokens share. */
@@ -134,6 +138,47 @@ export interface OAuthRefreshTokenTable extends OAuthTokenColumns {
   user_id: number;
   /** 1 once rotated; presenting a used one again revokes its family */
   used: number;
+  /** OpenID Connect: when the user signed in for the grant (Unix seconds), for a refresh's id_token */
+  auth_time: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A key that signs OpenID Connect id_tokens (src/oauth/signing-keys.ts). */
+export interface OAuthSigningKeyTable {
+  /** the key id (the JWK's `kid`): its RFC 7638 thumbprint */
+  kid: string;
+  /** 1 for the first key, one more for each rotation: unique, so two instances never make two at once */
+  generation: number;
+  /** the JWS algorithm, RS256 */
+  alg: string;
+  /** the public JWK, JSON: what the JWKS publishes */
+  public_jwk: string;
+  /** the private JWK, JSON; sealed with SIGNING_KEY_SECRET (AES-256-GCM) where one is set */
+  private_jwk: string;
+  created_at: number;
+  /** Unix seconds from which it signs (published before that); it signs until the next generation's */
+  active_from: number;
+}
+
+/** A device authorization (RFC 8628): its code, its user code, and what the user decided. */
+export interface OAuthDeviceCodeTable {
+  /** SHA-256 hex of the device code; also the id of the grant family it starts */
+  device_code_hash: string;
+  /** SHA-256 hex of the user code as compared (upper case, no dash) */
+  user_code_hash: string;
+  client_id: string;
+  scope: string;
+  /** pending, approved, denied, or used (its tokens issued) */
+  status: string;
+  /** who approved or denied it; null while pending */
+  user_id: number | null;
+  /** when the approving user signed in (Unix seconds), for the id_token */
+  auth_time: number | null;
+  /** seconds the device must wait between polls (raised by slow_down) */
+  interval_s: number;
+  /** Unix seconds of the last poll; null: not polled yet */
+  polled_at: number | null;
+  created_at: number;
+  expires_at: number;
 }
 
 /** The scopes a user has approved for a client, so the consent page is not shown twice. */
@@ -159,6 +204,8 @@ export interface Database {
   oauth_access_tokens: OAuthAccessTokenTable;
   oauth_refresh_tokens: OAuthRefreshTokenTable;
   oauth_consents: OAuthConsentTable;
+  oauth_signing_keys: OAuthSigningKeyTable;
+  oauth_device_codes: OAuthDeviceCodeTable;
   ripple_imported_tokens: RippleImportedTokenTable;
   token_reveals: TokenRevealTable;
   security_log: SecurityLogTable;

@@ -13,10 +13,13 @@ const form = <const Properties extends Record<string, unknown>>(properties: Prop
 /** The sign-in form of /login. */
 export const signInForm = form({ username: text, password: text, next: text });
 
-/** The `/login` query: where to go once signed in, and the note after signing out. */
+/**
+ * The `/login` query: where to go once signed in, the note after signing out, and `again` (the form even
+ * to a signed-in browser: an application asked for a new sign-in, OpenID Connect's prompt=login or max_age).
+ */
 export const loginQuery = {
   type: 'object',
-  properties: { next: repeatableValue, signed_out: repeatableValue },
+  properties: { next: repeatableValue, signed_out: repeatableValue, again: repeatableValue },
 } as const;
 
 /** A confirmation that may ask for the password again (sudo mode): regenerating a token. */

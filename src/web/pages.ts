@@ -41,7 +41,10 @@ export interface LoginView {
 
 /** Attributes of a sign-in field: the focus when the page opens, and the error's link when it is the one in error. */
 function fieldState(view: LoginView, field: LoginField): Html | '' {
-  const focused = view.error ? view.errorField === field : field === 'username';
+  // Without an error, the first empty field: the password when the username is filled in already.
+  const focused = view.error
+    ? view.errorField === field
+    : field === (view.username !== undefined && view.username !== '' ? 'password' : 'username');
   const inError = view.error !== undefined && view.errorField === field;
   return html`${focused ? html` autofocus` : ''}${inError ? html` aria-invalid="true" aria-describedby="login-error"` : ''}`;
 }

@@ -89,6 +89,14 @@ export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promis
       const next = localPath(request.query.next);
       const signedOut = request.query.signed_out;
       const user = await sessionUser(deps, request);
+      // An application asked for a new sign-in: the form, the username filled in (the new sign-in
+      // replaces this browser's session).
+      if (user && next && request.query.again !== undefined)
+        return showLogin(request, reply, 200, {
+          next,
+          notice: 'The application asks you to sign in again.',
+          username: user.username,
+        });
       if (user && next) return reply.redirect(next, 303);
       if (user)
         return sendPage(
@@ -151,9 +159,13 @@ export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promis
         case 'busy':
           reply.header('Retry-After', String(result.retryAfterS));
           return again(503, 'The server is busy. Try again in a moment.');
-        case 'signed-in':
+        case 'signed-in': {
+          // A new sign-in in a browser that had a session (signing in again) ends the one it replaces.
+          const replaced = await sessionUser(deps, request);
+          if (replaced) await endSession(deps.db, replaced, webAct(deps, request, replaced));
           setSessionCookie(request, reply, result.secret, SESSION_TTL_S);
           return reply.redirect(next ?? '/login', 303);
+        }
       }
     },
   );

@@ -55,6 +55,8 @@ for (const dialect of DIALECTS) {
         username: user.username,
         userPrivileges: 3,
         passwordAt: started,
+        // the sign-in's time: OpenID Connect's auth_time
+        signedInAt: started,
       });
       assert.equal(await at(started + SESSION_TTL_S).session(session.secret), undefined);
       // An API token (even a private one) in the cookie signs no one in; nor does an empty or huge value.

@@ -6,7 +6,7 @@ import { createClient } from '../../src/oauth/clients.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import type { Harness } from './app.ts';
-import { FORM, form, hiddenFieldsOf, type InjectBrowser } from './inject-browser.ts';
+import { FORM, csrfOf, form, hiddenFieldsOf, type InjectBrowser } from './inject-browser.ts';
 
 export const REDIRECT_URI = 'https://app.example/callback';
 
@@ -149,3 +149,49 @@ export const refreshTokens = (
   refreshToken: string,
 ): Promise<LightMyRequestResponse> =>
   backChannel(h, '/oauth/token', client, { grant_type: 'refresh_token', refresh_token: refreshToken });
+
+/** The id_token of a token response, checked by a relying party with jose against the server's JWKS. */
+export async function verifyIdToken(
+  h: Pick<Harness, 'app'>,
+  idToken: string,
+  expected: { issuer: string; audience: string; nonce?: string | undefined; currentDate?: Date },
+): Promise<Record<string, unknown>> {
+  const { createLocalJWKSet, jwtVerify } = await import('jose');
+  const jwks = await h.app.inject({ method: 'GET', url: '/oauth/jwks' });
+  if (jwks.statusCode !== 200) throw new Error(`jwks: ${jwks.statusCode} ${jwks.body}`);
+  const { payload } = await jwtVerify(idToken, createLocalJWKSet(jwks.json()), {
+    issuer: expected.issuer,
+    audience: expected.audience,
+    algorithms: ['RS256'],
+    ...(expected.currentDate ? { currentDate: expected.currentDate } : {}),
+  });
+  // What an RP does with the nonce it put in the user's session (OpenID Connect Core §3.1.3.7).
+  if (expected.nonce !== undefined && payload.nonce !== expected.nonce)
+    throw new Error(`nonce mismatch: ${String(payload.nonce)}`);
+  return payload as Record<string, unknown>;
+}
+
+/** POST /oauth/device_authorization for `client` (its secret when it has one). */
+export const startDevice = (h: Pick<Harness, 'app' | 'store'>, client: TestClient, scope?: string) =>
+  backChannel(h, '/oauth/device_authorization', client, { scope });
+
+/** One poll at the token endpoint with a device code. */
+export const pollDevice = (h: Pick<Harness, 'app' | 'store'>, client: TestClient, deviceCode: string) =>
+  backChannel(h, '/oauth/token', client, {
+    grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+    device_code: deviceCode,
+  });
+
+/** A signed-in browser enters `userCode` on /device and decides; returns the last page's response. */
+export async function decideOnDevicePage(
+  browser: InjectBrowser,
+  userCode: string,
+  decision: 'allow' | 'deny',
+  extra: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  const page = await browser.get(`/device?user_code=${encodeURIComponent(userCode)}`);
+  if (page.statusCode !== 200) throw new Error(`device page: ${page.statusCode} ${page.body}`);
+  const confirm = await browser.post('/device', { _csrf: csrfOf(page.body), user_code: userCode });
+  if (confirm.statusCode !== 200) throw new Error(`device code: ${confirm.statusCode} ${confirm.body}`);
+  return browser.post('/device/decide', { ...hiddenFieldsOf(confirm.body), decision, ...extra });
+}

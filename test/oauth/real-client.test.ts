@@ -78,7 +78,7 @@ for (const dialect of DIALECTS) {
       assert.equal(as.revocation_endpoint, `${origin}/oauth/revoke`);
       assert.equal(as.introspection_endpoint, `${origin}/oauth/introspect`);
       assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
-      assert.deepEqual(as.scopes_supported, ['read_confidential', 'write', 'bancho']);
+      assert.deepEqual(as.scopes_supported, ['read_confidential', 'write', 'bancho', 'openid', 'profile']);
     });
 
     it('runs the code flow with PKCE (Basic auth), reads and rotates, and detects refresh reuse', async (t) => {

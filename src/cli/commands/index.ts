@@ -9,6 +9,7 @@ const MODULES: Readonly<Record<string, () => Promise<Command>>> = {
   export: () => import('./transfer.ts').then((m) => m.exportCommand),
   import: () => import('./transfer.ts').then((m) => m.importCommand),
   'import-ripple': () => import('./import-ripple.ts').then((m) => m.importRippleCommand),
+  keys: () => import('./keys.ts').then((m) => m.keysCommand),
   migrate: () => import('./migrate.ts').then((m) => m.migrateCommand),
   serve: () => import('./serve.ts').then((m) => m.serveCommand),
   token: () => import('./token.ts').then((m) => m.tokenCommand),

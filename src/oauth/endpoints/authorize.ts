@@ -1,6 +1,8 @@
-// GET and POST /oauth/authorize (RFC 6749 §4.1.1–4.1.2, RFC 7636, RFC 9207): find the client and its
-// exact redirect URI (a failure here is shown as a page, never redirected), read the rest of the request
-// (a failure is redirected back with error=), find the signed-in user, then ask for consent or answer.
+// GET and POST /oauth/authorize (RFC 6749 §4.1.1–4.1.2, RFC 7636, RFC 9207, OpenID Connect Core §3.1.2):
+// find the client and its exact redirect URI (a failure here is shown as a page, never redirected), read
+// the rest of the request (a failure is redirected back with error=), find the signed-in user and whether
+// the sign-in is recent enough (prompt=login, max_age: authorize-request.ts), then ask for consent or
+// answer. With prompt=none nothing is shown: what would need a page is an error sent back.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
@@ -18,12 +20,20 @@ import { APPLICATION_SUSPENDED, findClient, type OAuthClient } from '../clients.
 import type { ConsentPageDeps } from '../deps.ts';
 import {
   AccessDenied,
+  ConsentRequired,
   InvalidRequest,
+  LoginRequired,
   OAuthError,
   ServerError,
   UnsupportedResponseType,
   errorBody,
 } from '../errors.ts';
+import {
+  afterSignIn,
+  readOpenIdParameters,
+  signInMeets,
+  type OpenIdParameters,
+} from './authorize-request.ts';
 import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleParam, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
@@ -42,6 +52,7 @@ interface ReplyTarget {
 interface AuthorizationRequest extends ReplyTarget {
   scopes: string[];
   codeChallenge: string;
+  oidc: OpenIdParameters;
 }
 
 /** The parameters the consent form carries to its POST. */
@@ -53,6 +64,10 @@ const REQUEST_FIELDS = [
   'state',
   'code_challenge',
   'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'auth_after',
 ] as const;
 
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -81,12 +96,16 @@ async function findReplyTarget(
   return { client, redirectUri, state, issuer: issuerOf(request, deps.publicUrl) };
 }
 
-/** Step 2: response type, scope and PKCE (S256 only; `plain` and a missing challenge are refused). */
-function readAuthorizationRequest(target: ReplyTarget, params: Params): AuthorizationRequest {
+/**
+ * Step 2: response type, scope, PKCE (S256 only; `plain` and a missing challenge are refused) and the
+ * OpenID Connect parameters, at `now`. OpenID Connect's scopes tokend has no data for are left out.
+ */
+function readAuthorizationRequest(target: ReplyTarget, params: Params, now: number): AuthorizationRequest {
   const responseType = required(params, 'response_type');
   if (responseType !== 'code')
     throw new UnsupportedResponseType('Only response_type=code (the authorization code flow) is supported.');
-  const scopes = parseScope(params.scope);
+  const scopes = parseScope(params.scope, { grantable: true });
+  const oidc = readOpenIdParameters(params, now);
   const challenge = params.code_challenge;
   const method = params.code_challenge_method;
   if (challenge === undefined) throw new InvalidRequest('PKCE is required: send code_challenge (S256).');
@@ -95,7 +114,7 @@ function readAuthorizationRequest(target: ReplyTarget, params: Params): Authoriz
   if (method !== 'S256') throw new InvalidRequest(`Unknown code_challenge_method ${JSON.stringify(method)}.`);
   if (!S256_CHALLENGE.test(challenge))
     throw new InvalidRequest('code_challenge must be the 43-character base64url SHA-256 of the verifier.');
-  return { ...target, scopes, codeChallenge: challenge };
+  return { ...target, scopes, codeChallenge: challenge, oidc };
 }
 
 function redirectBack(
@@ -142,16 +161,42 @@ async function redirectWithCode(
     expires_at: now + CODE_TTL_S,
     used: 0,
     created_at: now,
+    nonce: authz.oidc.nonce ?? null,
+    auth_time: user.signedInAt,
   };
   await insertCode(deps.db, row);
   await endCodesBeyond(deps.db, row, deps.grants);
   return redirectBack(reply, authz, { code }, status);
 }
 
-function toLogin(reply: FastifyReply, params: Params) {
+/**
+ * To the sign-in page and back to this request (prompt=login and max_age as auth_after: they are met by
+ * the sign-in); `again`: the browser has a session, whose sign-in is too old, and signs in anew.
+ */
+function toLogin(reply: FastifyReply, params: Params, oidc: OpenIdParameters | undefined, again = false) {
+  const carried = oidc ? afterSignIn(params, oidc) : params;
   const query = new URLSearchParams();
-  for (const name of REQUEST_FIELDS) if (params[name] !== undefined) query.append(name, params[name]);
-  return reply.redirect(`/login?next=${encodeURIComponent(`/oauth/authorize?${query}`)}`, 303);
+  for (const name of REQUEST_FIELDS) if (carried[name] !== undefined) query.append(name, carried[name]);
+  const next = encodeURIComponent(`/oauth/authorize?${query}`);
+  return reply.redirect(`/login?next=${next}${again ? '&again=1' : ''}`, 303);
+}
+
+/**
+ * Whether the session may go on to consent: its sign-in recent enough for the request. Otherwise the
+ * answer (prompt=none: login_required to the client; else the sign-in page) is what to send.
+ */
+function signInChecked(
+  reply: FastifyReply,
+  authz: AuthorizationRequest,
+  user: Session,
+  params: Params,
+): FastifyReply | undefined {
+  if (signInMeets(user.signedInAt, authz.oidc, authz.scopes.includes('openid'))) return undefined;
+  if (authz.oidc.prompt.has('none'))
+    throw new LoginRequired(
+      'The user must sign in again (prompt=login or max_age), and prompt=none was asked.',
+    );
+  return toLogin(reply, params, authz.oidc, true);
 }
 
 async function alreadyApproved(
@@ -175,7 +220,9 @@ async function showConsent(
   error?: string,
 ) {
   const owner = await findUserById(deps.db, authz.client.ownerId);
-  const carried = Object.fromEntries(REQUEST_FIELDS.map((name) => [name, params[name]]));
+  // The consent form carries the request as this page met it: a new sign-in's auth_after, not max_age.
+  const met = afterSignIn(params, authz.oidc);
+  const carried = Object.fromEntries(REQUEST_FIELDS.map((name) => [name, met[name]]));
   return sendConsentPage(
     reply,
     status,
@@ -188,7 +235,7 @@ async function showConsent(
         avatar: authz.client.avatar,
         ownerName: owner?.username ?? 'an unknown user',
       },
-      scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name]?.description ?? name })),
+      scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name]?.description })),
       request: carried,
       needsPassword: !inSudoMode(user, now, deps.web.sudoWindowS),
       ...(error === undefined ? {} : { error }),
@@ -196,19 +243,31 @@ async function showConsent(
   );
 }
 
-/** GET: the consent page, or straight back to the client when this user already approved these scopes. */
+/**
+ * GET: the consent page, or straight back to the client when this user already approved these scopes
+ * (unless prompt=consent or select_account asks for the page).
+ */
 export function authorizeGetEndpoint(deps: ConsentPageDeps) {
   return async function authorize(request: FastifyRequest, reply: FastifyReply) {
     const target = await findReplyTarget(deps, request, request.query);
     try {
-      const params = singleValued(request.query);
-      const authz = readAuthorizationRequest(target, params);
-      const user = await sessionUser(deps.web, request);
-      if (!user) return toLogin(reply, params);
-      if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
       const now = deps.now();
-      if (await alreadyApproved(deps, user, authz))
+      const params = singleValued(request.query);
+      const authz = readAuthorizationRequest(target, params, now);
+      const silent = authz.oidc.prompt.has('none');
+      const user = await sessionUser(deps.web, request);
+      if (!user) {
+        if (silent) throw new LoginRequired('The user is not signed in, and prompt=none was asked.');
+        return toLogin(reply, params, authz.oidc);
+      }
+      if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
+      const signIn = signInChecked(reply, authz, user, params);
+      if (signIn) return signIn;
+      const askAnyway = authz.oidc.prompt.has('consent') || authz.oidc.prompt.has('select_account');
+      if (!askAnyway && (await alreadyApproved(deps, user, authz)))
         return await redirectWithCode(deps, reply, authz, user, 302, now);
+      if (silent)
+        throw new ConsentRequired('The user has not approved these scopes, and prompt=none was asked.');
       return await showConsent(deps, request, reply, authz, user, params, now);
     } catch (err) {
       return redirectError(request, reply, target, err, 302);
@@ -221,20 +280,22 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
   return async function decide(request: FastifyRequest, reply: FastifyReply) {
     const target = await findReplyTarget(deps, request, request.body);
     try {
+      // One reading of the clock judges the sign-in, sudo mode, and the page that asks for the password.
+      const now = deps.now();
       const params = singleValued(request.body);
-      const authz = readAuthorizationRequest(target, params);
+      const authz = readAuthorizationRequest(target, params, now);
       const user = await sessionUser(deps.web, request);
-      if (!user) return toLogin(reply, params);
+      if (!user) return toLogin(reply, params, authz.oidc);
       if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
+      const signIn = signInChecked(reply, authz, user, params);
+      if (signIn) return signIn;
       const decision = params.decision;
       if (decision === 'deny') throw new AccessDenied('The user denied the request.');
       if (decision !== 'allow') throw new InvalidRequest('decision must be allow or deny.');
-      // Sudo mode: approving needs a recent password entry. One reading of the clock judges it, in the
-      // check and on the page that asks for the password again.
-      const now = deps.now();
+      // Sudo mode: approving needs a recent password entry.
       const act = webAct(deps.web, request, user, now);
       const sudo = await confirmSudo(deps.web, user, params.confirm_password, act);
-      if (sudo.kind === 'signed-out') return toLogin(reply, params);
+      if (sudo.kind === 'signed-out') return toLogin(reply, params, authz.oidc);
       if (sudo.kind === 'password-needed') {
         const status = sudoRefusalStatus(reply, sudo);
         const error = sudo.error ?? 'Enter your password to approve this application.';

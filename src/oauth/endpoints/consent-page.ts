@@ -21,11 +21,34 @@ export const sendConsentPage = pageSender({
   policy: SMALL_PAGE_POLICY,
 });
 
+/** A scope as the page words it; no description: an identity scope, which the first line covers. */
+export interface ScopeView {
+  name: string;
+  description: string | undefined;
+}
+
+/**
+ * What an application will be able to do, in the consent page's words (the device page says the same):
+ * who you are (the identity scopes named there), then each scope's plain words.
+ */
+export function abilities(scopes: readonly ScopeView[]) {
+  const identity = scopes.filter((s) => s.description === undefined).map((s) => s.name);
+  return [
+    html`<li>
+      Know who you are: your user id and
+      username.${identity.length > 0 ? html` <span class="muted">(${identity.join(', ')})</span>` : ''}
+    </li>`,
+    ...scopes
+      .filter((s) => s.description !== undefined)
+      .map((s) => html`<li>${s.description} <span class="muted">(${s.name})</span></li>`),
+  ];
+}
+
 interface ConsentView {
   csrf: string;
   username: string;
   client: { name: string; avatar: string; ownerName: string };
-  scopes: ReadonlyArray<{ name: string; description: string }>;
+  scopes: readonly ScopeView[];
   /** the authorization request, carried to the POST */
   request: Readonly<Record<string, string | undefined>>;
   /** sudo mode has lapsed: the form asks for the password again */
@@ -36,10 +59,6 @@ interface ConsentView {
 export function consentPage(view: ConsentView) {
   const { client } = view;
   const picture = avatar(client.name, client.avatar, 64);
-  const abilities = [
-    html`<li>Know who you are: your user id and username.</li>`,
-    ...view.scopes.map((s) => html`<li>${s.description} <span class="muted">(${s.name})</span></li>`),
-  ];
   return html`<div class="client">
       ${picture}
       <div>
@@ -52,7 +71,7 @@ export function consentPage(view: ConsentView) {
       be able to:
     </p>
     <ul class="scopes">
-      ${abilities}
+      ${abilities(view.scopes)}
     </ul>
     <p class="muted">
       It will not be able to create API tokens, revoke your other tokens or change your password. You can

@@ -11,14 +11,23 @@ import { noStore } from '../respond.ts';
 import * as authorizationCode from '../grants/authorization-code.ts';
 import * as refreshToken from '../grants/refresh-token.ts';
 import * as clientCredentials from '../grants/client-credentials.ts';
+import * as deviceCode from '../grants/device-code.ts';
+import type { GrantRequest } from '../grants/grant-request.ts';
+import { issuerOf } from './metadata.ts';
+import { requestAct } from '../../http/client-address.ts';
 
 interface GrantModule {
   grantType: string;
-  handle(deps: TokenEndpointDeps, client: OAuthClient, params: Params): Promise<TokenResponse>;
+  handle(
+    deps: TokenEndpointDeps,
+    client: OAuthClient,
+    params: Params,
+    request: GrantRequest,
+  ): Promise<TokenResponse>;
 }
 
 const GRANTS: ReadonlyMap<string, GrantModule> = new Map(
-  [authorizationCode, refreshToken, clientCredentials].map((grant) => [grant.grantType, grant]),
+  [authorizationCode, refreshToken, clientCredentials, deviceCode].map((grant) => [grant.grantType, grant]),
 );
 
 export const GRANT_TYPES = [...GRANTS.keys()];
@@ -41,7 +50,10 @@ export function tokenEndpoint(deps: TokenEndpointDeps) {
     // A banned owner's application gets no token of any grant while the ban lasts.
     if (await ownerIsBanned(deps.db, client.ownerId)) throw new UnauthorizedClient(APPLICATION_SUSPENDED);
     const grant = selectGrant(params);
-    const response = await grant.handle(deps, client, params);
+    const response = await grant.handle(deps, client, params, {
+      issuer: issuerOf(request, deps.publicUrl),
+      act: requestAct(request, 'oauth', client.id, deps.now(), deps.events),
+    });
     return noStore(reply).code(200).send(response);
   };
 }

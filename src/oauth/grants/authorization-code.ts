@@ -9,7 +9,11 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
 import { CODE_ATTEMPTS_MAX, startGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
-import { findCodeByHash, ownerIsBanned, takeCodeAttempt } from '../repository.ts';
+import { claimCode, findCodeByHash, takeCodeAttempt } from '../repository.ts';
+import { findUserById } from '../../users/repository.ts';
+import { isBanned } from '../../auth/privileges.ts';
+import { withIdToken } from '../oidc.ts';
+import type { GrantRequest } from './grant-request.ts';
 import { endReusedGrant } from './reuse.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
 
@@ -36,6 +40,7 @@ export async function handle(
   deps: TokenEndpointDeps,
   client: OAuthClient,
   params: Params,
+  request: GrantRequest,
 ): Promise<TokenResponse> {
   const code = required(params, 'code');
   const redirectUri = required(params, 'redirect_uri');
@@ -64,12 +69,23 @@ export async function handle(
   // Proven: the request acts for the user, and from here on it is counted.
   await deps.limits.admit(client.id, row.user_id);
 
-  if (await ownerIsBanned(deps.db, row.user_id))
+  const user = await findUserById(deps.db, row.user_id);
+  if (!user || isBanned(Number(user.privileges)))
     throw new InvalidGrant('The account of this authorization is banned.');
 
-  const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash };
+  const authTime = row.auth_time === null ? null : Number(row.auth_time);
+  const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash, authTime };
   const issued = await deps.db
     .transaction()
-    .execute((trx) => startGrant(trx, codeHash, grant, now, deps.grants));
-  return issued ?? refuseReuse(deps, family);
+    .execute((trx) => startGrant(trx, (db) => claimCode(db, codeHash), grant, now, deps.grants));
+  if (!issued) return refuseReuse(deps, family);
+  // OpenID Connect: the id_token carries the nonce the code remembers, for this exchange only.
+  return withIdToken(deps.db, deps.keys, issued, {
+    issuer: request.issuer,
+    clientId: client.id,
+    userId: row.user_id,
+    authTime,
+    nonce: row.nonce,
+    now,
+  });
 }

@@ -9,6 +9,8 @@ import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { rotateGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
 import { findRefreshTokenByHash, ownerIsBanned } from '../repository.ts';
+import { withIdToken } from '../oidc.ts';
+import type { GrantRequest } from './grant-request.ts';
 import { endReusedGrant } from './reuse.ts';
 import { formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { sha256Hex } from '../secrets.ts';
@@ -31,6 +33,7 @@ export async function handle(
   deps: TokenEndpointDeps,
   client: OAuthClient,
   params: Params,
+  request: GrantRequest,
 ): Promise<TokenResponse> {
   const presented = required(params, 'refresh_token');
   const now = deps.now();
@@ -57,9 +60,20 @@ export async function handle(
     scope = formatScope(asked);
   }
 
-  const grant = { clientId: client.id, userId: row.user_id, scope, family: row.family };
+  const authTime = row.auth_time === null ? null : Number(row.auth_time);
+  const grant = { clientId: client.id, userId: row.user_id, scope, family: row.family, authTime };
   const issued = await deps.db
     .transaction()
     .execute((trx) => rotateGrant(trx, row.id, grant, now, row.scope));
-  return issued ?? refuseReuse(deps, { family: row.family, userId: row.user_id, clientId: client.id });
+  if (!issued) return refuseReuse(deps, { family: row.family, userId: row.user_id, clientId: client.id });
+  // OpenID Connect Core §12.2: a refresh's id_token names the same user for the same client, with the
+  // original sign-in's auth_time and no nonce.
+  return withIdToken(deps.db, deps.keys, issued, {
+    issuer: request.issuer,
+    clientId: client.id,
+    userId: row.user_id,
+    authTime,
+    nonce: null,
+    now,
+  });
 }
