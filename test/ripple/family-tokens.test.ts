@@ -9,6 +9,7 @@
 // a private one.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { RowDataPacket } from 'mysql2/promise';
 import { IN_CI, answers } from '../helpers/dialects.ts';
 import {
@@ -289,6 +290,52 @@ describe(
       assert.match(
         applied.stdout,
         /\nNo public API token here answers to tokend only: each one tokend makes is stored as the family stores its tokens\.\n$/,
+      );
+    });
+
+    it("the compatibility guide's undo restores the family's table and keeps what the family can use alone", async (t) => {
+      const db = await familyDatabase(t);
+      const [[before]] = await db.family.query<RowDataPacket[]>('SHOW CREATE TABLE tokens');
+      const app = await inPlaceApp(t, db);
+      const user = await signUp(db);
+      const hanayo = await familyToken(db, user.id, { private: true });
+      const kept = await apiToken(app, user, { privileges: T.Write });
+      const expiring = await apiToken(app, user, { privileges: T.Write, expires_in: 3600 });
+      const browser = new InjectBrowser(app.app);
+      await browser.signIn(user);
+      await app.app.close();
+
+      const page = readFileSync(new URL('../../docs/compatibility.md', import.meta.url), 'utf8');
+      const undo = /\*\*Undoing it\.\*\*[^`]*```sql\n([\s\S]*?)```/.exec(page)?.[1];
+      assert.ok(undo, 'the guide has its undo');
+      for (const statement of undo
+        .split(/;\n/)
+        .map((x) => x.trim())
+        .filter(Boolean))
+        await db.family.query(statement);
+      const [[after]] = await db.family.query<RowDataPacket[]>('SHOW CREATE TABLE tokens');
+      // the same definition (its next id aside: rows were made meanwhile)
+      const definition = (row: RowDataPacket | undefined) =>
+        String(row!['Create Table']).replace(/ AUTO_INCREMENT=\d+/, '');
+      assert.equal(definition(after), definition(before));
+      const [tables] = await db.family.query<RowDataPacket[]>(
+        'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME',
+      );
+      assert.deepEqual(
+        tables.map((r) => r.name),
+        ['tokens', 'users'],
+      );
+      // What the family's API can use alone stays: hanayo's sign-in and tokend's token without an expiry.
+      assert.ok(await familyLookup(db, hanayo.secret));
+      assert.equal((await familyLookup(db, kept.token))?.privileges, T.Write);
+      // What nothing would end without tokend is gone: the expiring token, the web session.
+      assert.equal(await familyLookup(db, expiring.token), undefined);
+      const [left] = await db.family.query<RowDataPacket[]>(
+        'SELECT CHAR_LENGTH(token) AS length FROM tokens',
+      );
+      assert.deepEqual(
+        left.map((r) => Number(r.length)),
+        [32, 32],
       );
     });
 

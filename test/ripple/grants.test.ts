@@ -2,7 +2,7 @@
 // the truth: a MariaDB user made with exactly the page's statements (read from the page itself) runs
 // `tokend migrate`, `tokend serve` (tokens made, read, listed, used, expired and swept; a web sign-in) and
 // the CLI's commands, and reaches no other table of the family's database.
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -37,7 +37,7 @@ function documentedGrants(): string[] {
 }
 
 /** A user of the test's own made with exactly the page's statements, for the family database `db`. */
-async function documentedUser(t: import('node:test').TestContext, db: FamilyDatabase) {
+async function documentedUser(t: TestContext, db: FamilyDatabase) {
   const name = `tk_${randomBytes(6).toString('hex')}`;
   const password = randomBytes(12).toString('hex');
   const database = new URL(db.database.url).pathname.slice(1);
