@@ -289,7 +289,7 @@ describe(
       assert.equal(applied.code, 0, applied.stderr);
       assert.match(
         applied.stdout,
-        /\nNo public API token here answers to tokend only: each one tokend makes is stored as the family stores its tokens\.\n$/,
+        /\nNo public API token here answers to tokend only: tokend stores each one it makes as the family stores its tokens\.\n$/,
       );
     });
 

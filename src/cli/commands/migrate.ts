@@ -4,9 +4,6 @@ import type { DatabaseConfig } from '../../config.ts';
 import type { LeafCommand } from '../command.ts';
 import type { Style } from '../format.ts';
 
-/** The in-place mode's first migration: before it, tokend has made no token on the database. */
-const FAMILY_ADDITIONS = '0000_ripple_in_place';
-
 /**
  * In place: the public API tokens an earlier tokend stored as SHA-256 (before it stored them as the family
  * does), which the family's API does not know. Counted through the views, so 0 while they do not exist yet.
@@ -31,7 +28,7 @@ async function tokendOnlyTokens(
 /** The line that says how many tokens answer to tokend only. */
 function tokendOnlyLine(style: Style, count: number): string {
   if (count === 0)
-    return 'No public API token here answers to tokend only: each one tokend makes is stored as the family stores its tokens.';
+    return 'No public API token here answers to tokend only: tokend stores each one it makes as the family stores its tokens.';
   const tokens = count === 1 ? '1 public API token is' : `${count} public API tokens are`;
   return style.yellow(
     `${tokens} stored as SHA-256 (made by a tokend older than this one): they keep ` +
@@ -54,6 +51,7 @@ export const migrateCommand: LeafCommand = {
     const { database, dbTimeoutMs } = await ctx.config();
     const { databaseSchemaOf, migrateDatabase, showPendingMigrations } =
       await import('../../store/database.ts');
+    const { FAMILY_CHANGES_MIGRATION } = await import('../../store/ripple.ts');
     const inPlace = databaseSchemaOf(database) === 'ripple';
     if (args.flag('dry-run')) {
       const pending = await showPendingMigrations(database, { timeoutMs: dbTimeoutMs });
@@ -65,7 +63,7 @@ export const migrateCommand: LeafCommand = {
                 `${ctx.style.green('would apply')} ${name}\n${statements.map((s) => `  ${s};`).join('\n')}`,
             );
       if (!inPlace) return { json: { pending }, text: lines.join('\n') };
-      const additionsPending = pending.some(({ name }) => name === FAMILY_ADDITIONS);
+      const additionsPending = pending.some(({ name }) => name === FAMILY_CHANGES_MIGRATION);
       const count = await tokendOnlyTokens(database, dbTimeoutMs, additionsPending);
       return {
         json: { pending, tokend_only_tokens: count },
