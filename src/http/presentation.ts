@@ -15,7 +15,8 @@ export function presentEnvelope(
   done: (err: Error | null, payload?: unknown) => void,
 ): void {
   const query = request.query as Record<string, unknown> | undefined;
-  // A redirect (a path in other letters, as the family's router answers it) is no envelope: it stays one.
+  // A redirect (a path in other letters, as the family's router answers it) carries no envelope: pls200
+  // and callback leave it a redirect.
   if (query === undefined || (reply.statusCode >= 300 && reply.statusCode < 400)) return done(null, payload);
   if (query.pls200 !== undefined) reply.code(200);
   if (isValidCallback(query.callback) && typeof payload === 'string') {

@@ -37,7 +37,10 @@ export function removeDotSegments(path: string): string {
   return `/${out.join('/')}`;
 }
 
-/** The request target as the family reads it: slashes collapsed, then dot segments resolved; the query as it came. */
+/**
+ * The request target as the family reads it: slashes collapsed, then dot segments resolved; the query
+ * string as it came.
+ */
 export function normalizeTarget(target: string): string {
   const collapsed = collapseSlashes(target);
   if (!collapsed.startsWith('/')) return collapsed;
