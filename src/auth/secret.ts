@@ -37,10 +37,11 @@ export const familyTokenHash = (secret: string): string => hash('md5', secret, '
  * mintSession stores every web session as SHA-256). In place on a Ripple-family database
  * (DATABASE_SCHEMA=ripple) a public API token is stored as the family stores its tokens, the MD5 hex of
  * the secret (familyTokenHash), so that the family's own API, which looks a token up by that form, accepts
- * it on every other endpoint of the server. The secret is 128 bits from the CSPRNG: no dictionary reaches it, so its MD5 is no weaker than
- * its SHA-256 against a stolen database. Everything else is stored as the SHA-256 hex (hashTokenSecret),
- * which the family never matches: a web session and a private token, because the family gives any
- * private row of its table every privilege its owner may hold, and every token of tokend's own database.
+ * it on every other endpoint of the server. The secret is 128 bits from the CSPRNG: no dictionary reaches
+ * it, so its MD5 is no weaker than its SHA-256 against a stolen database. Everything else is stored as the
+ * SHA-256 hex (hashTokenSecret), which the family never matches: a web session and a private token, because
+ * the family gives any private row of its table every privilege but Bancho its owner may hold, and every
+ * token of tokend's own database.
  */
 export function storedSecretHash(
   schema: DatabaseSchema,
