@@ -14,8 +14,8 @@
 -- Each statement ends with a semicolon at the end of a line; no comment holds one at a line's end.
 
 -- One row per account. `privileges` is a bit set: 1 = UserPublic, 2 = UserNormal; an account without
--- UserNormal is banned or restricted, and tokend then gives its tokens no power at all (the rule is
--- `banned` in tokend's src/auth/privileges.ts). `password_md5` holds, with `password_version` 2, a
+-- UserNormal is banned, and tokend then gives its tokens no power at all; one with UserNormal but without
+-- UserPublic is restricted, and its tokens keep what it may hold (tokend's src/auth/privileges.ts). `password_md5` holds, with `password_version` 2, a
 -- bcrypt hash of the lower-case MD5 hex of the password; version 1 is the older, unsalted MD5 form.
 -- `username_safe` is the name the family compares: lower case, spaces as underscores.
 CREATE TABLE `users` (
@@ -44,8 +44,8 @@ CREATE TABLE `users` (
 
 -- One row per API token. `user` is the owner's id written as text. `token` is the MD5 hex of the
 -- secret (the secret itself is never stored). `private` = 1 marks a session token: hanayo writes one at
--- each sign-in, with `privileges` 0, and deletes it at sign-out; the family's API gives such a token
--- every privilege its owner may hold. `last_updated` is the last use, in unix seconds. The family
+-- each sign-in, with `privileges` 0, and leaves it at sign-out (it clears only its cookie); the family's
+-- API gives such a token every privilege but Bancho that its owner may hold. `last_updated` is the last use, in unix seconds. The family
 -- indexes nothing here but the primary key.
 CREATE TABLE `tokens` (
   `id` int(11) NOT NULL AUTO_INCREMENT,

@@ -23,7 +23,7 @@ import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { readBodies, readEveryBodyAsJson } from './http/bodies.ts';
 import { presentEnvelope } from './http/presentation.ts';
-import { collapseSlashes } from './http/slashes.ts';
+import { normalizeTarget } from './http/slashes.ts';
 import { AccessLog, logDestination, loggerOptions, requestIdFor, requestLogger } from './http/logging.ts';
 import { ExpirySweeper } from './tokens/expiry.ts';
 import { TokendMetrics, observeServices } from './metrics/metrics.ts';
@@ -92,8 +92,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Each route's validators and serializers are compiled on its first request, not at start-up.
     schemaController: lazySchemaController,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    // `/api/v1//tokens` is `/api/v1/tokens`, as in the Ripple family (src/http/slashes.ts).
-    rewriteUrl: (request) => collapseSlashes(request.url ?? '/'),
+    // `/api/v1//tokens` and `/api/v1/tokens/./self` are `/api/v1/tokens…`, as in the Ripple family
+    // (src/http/slashes.ts).
+    rewriteUrl: (request) => normalizeTarget(request.url ?? '/'),
     return503OnClosing: false,
     // An incoming X-Request-Id is kept only when short and safe (see requestIdFor); it tags every log line.
     requestIdHeader: false,

@@ -113,10 +113,11 @@ export interface TokenWithOwner {
   private: number;
   /**
    * Found by the MD5 form of its secret, not by its SHA-256 hash: a token imported from a Ripple-family
-   * database, or one of that database's own in place (DATABASE_SCHEMA=ripple). Never a web session.
+   * database, or in place (DATABASE_SCHEMA=ripple) a token stored as the family stores them (the family's
+   * own, and the public API tokens tokend makes there). Never a web session.
    */
   md5Form: boolean;
-  /** One of the family's own tokens, in place on its database (md5Form there): its rules apply (privileges.ts). */
+  /** A token in the family's form, in place on its database (md5Form there): its rules apply (privileges.ts). */
   familyToken: boolean;
   /** the clock's time when it was read: the time the expiry rule was applied, and the time of this use */
   at: number;
@@ -207,9 +208,13 @@ export interface CredentialLookup {
  * hash, and the MD5 form of a Ripple-family token (secret.ts). Imported ones (`md5:` and the hex) get
  * their SHA-256 hash stored there and then, before they are answered, so the weak hash is gone after one
  * use. In place on a family database (DATABASE_SCHEMA=ripple) the MD5 form is the family's own (the hex
- * alone), and it stays: the family's programs find their tokens by it. New credentials are only ever
- * stored by their SHA-256 hash, 64 characters, which no MD5 hex (32) can equal: the family's programs,
- * which know nothing of tokend's expiry or sessions, never accept a token tokend made.
+ * alone), and it stays: the family's programs find their tokens by it, and the public API tokens tokend
+ * makes there are stored in it too (storedSecretHash), so the rest of the server accepts them. Such a row
+ * is one of the family's tokens by design, and the family's rules apply to it as to theirs (a private one
+ * asks for every privilege but Bancho: requestedPrivileges); tokend's own public tokens are never private,
+ * so they ask for what they store, and their expiry still applies here. Web sessions and private tokens
+ * are stored by their SHA-256 hash, 64 characters, which no MD5 hex (32) can equal: the family's
+ * programs, which know nothing of tokend's sessions, never accept one.
  */
 export function credentialLookup(
   store: LookupStore,

@@ -1,15 +1,17 @@
 // The one place where credentials that the tokens table holds are made: API tokens (their privileges are
 // limit(requested, owner's current privileges), read here, never taken from the caller) and web sessions
-// (private, no privileges). No other module inserts into the tokens table. Here too is the rule for how
-// many live credentials of one kind an owner may hold: beyond the bound, the oldest end (endOldestBeyond).
+// (private, no privileges), each stored in the form storedSecretHash (secret.ts) gives it: in place on a
+// Ripple-family database a public API token as the family stores its own (MD5 hex), anything else as
+// SHA-256. No other module inserts into the tokens table. Here too is the rule for how many live
+// credentials of one kind an owner may hold: beyond the bound, the oldest end (endOldestBeyond).
 import { sql } from 'kysely';
-import type { Db } from '../store/database.ts';
+import type { DatabaseSchema, Db } from '../store/database.ts';
 import { forUpdate, insertReturningId } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { deleteInBatches } from '../store/batches.ts';
 import { unexpiredAt } from './live.ts';
 import { limit } from './privileges.ts';
-import { hashTokenSecret, newTokenSecret, passwordFingerprint } from './secret.ts';
+import { hashTokenSecret, newTokenSecret, passwordFingerprint, storedSecretHash } from './secret.ts';
 import { recordEvent, type Act } from './security-log.ts';
 
 const MAX_SECRET_ATTEMPTS = 5;
@@ -55,6 +57,11 @@ export interface MintedToken {
 }
 
 export interface TokenRequest {
+  /**
+   * The tables the token goes into (the store's `schema`): in place on a Ripple-family database a public
+   * token is stored as the family stores its tokens (storedSecretHash), so the family's API accepts it.
+   */
+  schema: DatabaseSchema;
   userId: number;
   /** the privileges asked for; the token gets limit(requested, owner's current privileges) */
   requested: number;
@@ -92,25 +99,46 @@ export class NoSuchOwner extends Error {
   }
 }
 
-/** Stores a row under a fresh secret, drawing again on the astronomically rare collision. */
+/** Every secret drawn for one credential was already stored: nothing was. */
+export class SecretCollisions extends Error {
+  constructor() {
+    super(`${MAX_SECRET_ATTEMPTS} new secrets in a row were already stored; is the random source broken?`);
+    this.name = 'SecretCollisions';
+  }
+}
+
+/** Whether a row with this stored form of a secret exists (through the `token_hash` index). */
+const secretStored = async (db: Db, tokenHash: string): Promise<boolean> =>
+  (await db.selectFrom('tokens').select('id').where('token_hash', '=', tokenHash).limit(1).execute()).length >
+  0;
+
+/**
+ * Stores a row under a fresh secret (stored as `hashOf` gives it), drawing again on the astronomically rare
+ * collision: a secret already stored is looked for first (a Ripple-family database's `token` column has
+ * no unique index), and tokend's own unique index refuses one stored meanwhile.
+ */
 async function insertWithFreshSecret(
   db: Db,
   row: Omit<NewToken, 'tokenHash'>,
   newSecret: () => string,
+  hashOf: (secret: string) => string,
 ): Promise<{ id: number; secret: string }> {
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1; attempt <= MAX_SECRET_ATTEMPTS; attempt++) {
     const secret = newSecret();
+    const tokenHash = hashOf(secret);
+    if (await secretStored(db, tokenHash)) continue;
     // Inside a transaction a failed insert would abort it on PostgreSQL: a savepoint keeps the rest.
     if (db.isTransaction) await sql`SAVEPOINT mint_secret`.execute(db);
     try {
-      const id = await insertToken(db, { ...row, tokenHash: hashTokenSecret(secret) });
+      const id = await insertToken(db, { ...row, tokenHash });
       if (db.isTransaction) await sql`RELEASE SAVEPOINT mint_secret`.execute(db);
       return { id, secret };
     } catch (err) {
       if (db.isTransaction) await sql`ROLLBACK TO SAVEPOINT mint_secret`.execute(db);
-      if (!isUniqueViolation(err) || attempt >= MAX_SECRET_ATTEMPTS) throw err;
+      if (!isUniqueViolation(err)) throw err;
     }
   }
+  throw new SecretCollisions();
 }
 
 /** A new API token for `request.userId`, with limit(requested, the owner's privileges as stored now). */
@@ -141,6 +169,7 @@ export async function mintToken(
         expiresAt: request.expiresAt ?? null,
       },
       newSecret,
+      storedSecretHash(request.schema, { private: request.private }),
     );
     await recordEvent(trx, request.act, {
       userId: request.userId,
@@ -168,6 +197,7 @@ export async function countLiveApiTokens(db: Db, userId: number, now: number): P
 /**
  * A new web session: private, no privileges, expiring at `expiresAt`, its password entered `now`; it
  * remembers the fingerprint of `passwordHash`, the owner's stored hash the password was checked against.
+ * Stored as SHA-256 in every schema: a form the Ripple family's programs never match.
  */
 export async function mintSession(
   db: Db,
@@ -186,6 +216,7 @@ export async function mintSession(
       session: { passwordAt: session.now, passwordFingerprint: passwordFingerprint(session.passwordHash) },
     },
     newSecret,
+    hashTokenSecret,
   );
 }
 

@@ -122,45 +122,72 @@ export function limit(tokenPrivileges: number, userPrivileges: number): number {
   return granted;
 }
 
-/** A user is banned when lacking UserPublic or UserNormal. */
+/**
+ * The specification's "banned": lacking UserPublic or UserNormal. Such a user obtains no new credential:
+ * token creation answers 402, and web sign-in, sudo mode, approving an application, exchanging a code or a
+ * refresh token are refused (src/users/password-login.ts, src/oauth/). An application whose owner is so is
+ * suspended. What the user's existing tokens carry is ownerHoldsNothing's rule, not this one.
+ */
 export function isBanned(userPrivileges: number): boolean {
   const both = U.UserPublic | U.UserNormal;
   return (lowBits(userPrivileges) & both) !== both;
 }
 
 /**
+ * Whether every token of an owner with these privileges carries nothing: the owner lacks UserNormal (the
+ * family's ban). An owner who holds UserNormal but not UserPublic (restricted, as the family's admin panel
+ * restricts: `(p | 2) & ~1`) keeps what limit() allows, as in the family; a banned owner holds nothing,
+ * admin bits included (the family's limit alone would leave a banned admin their admin bits).
+ */
+export function ownerHoldsNothing(userPrivileges: number): boolean {
+  return (lowBits(userPrivileges) & U.UserNormal) === 0;
+}
+
+/**
  * The user privileges with a ban lifted (UserPublic and UserNormal set): what `tokend import-ripple`
- * limits a banned user's tokens by, so that they keep their stored privileges, powerless while the
- * ban lasts (effectivePrivileges) and back on unban.
+ * limits a banned or restricted user's tokens by, so that they keep their stored privileges, powerless
+ * while a ban lasts (effectivePrivileges) and back on unban.
  */
 export function unbanned(userPrivileges: number): number {
   return lowBits(lowBits(userPrivileges) | U.UserPublic | U.UserNormal);
 }
 
-/** Privileges a request carries: limit(stored, owner's current privileges), and 0 for a banned owner. */
+/**
+ * Privileges a request carries: limit(stored, owner's current privileges), and 0 for an owner without
+ * UserNormal (ownerHoldsNothing). A restricted owner (UserNormal without UserPublic) keeps what limit()
+ * allows, as in the family.
+ */
 export function effectivePrivileges(tokenPrivileges: number, userPrivileges: number): number {
-  return isBanned(userPrivileges) ? 0 : limit(tokenPrivileges, userPrivileges);
+  return ownerHoldsNothing(userPrivileges) ? 0 : limit(tokenPrivileges, userPrivileges);
 }
 
 /** Every token privilege bit: what limit() leaves of it is everything the owner may hold. */
 export const ALL_TOKEN_PRIVILEGES = TOKEN_BITS.reduce((all, { bit }) => all | bit, 0);
 
 /**
- * The privileges a token row asks for. A private token of a Ripple-family database (DATABASE_SCHEMA=ripple;
- * found by the family's MD5 form: hanayo's sign-ins and the family's own private tokens) asks, as in the
- * family, for every privilege its owner may hold, whatever its row stores (hanayo stores 0); then limit()
- * applies as to any token. Every other row asks for what it stores.
+ * What a private token of the Ripple family asks for, whatever its row stores (hanayo's sign-in stores 0):
+ * every privilege but Bancho, `(Beatmap << 1) − 1` = 8191, as the family's API gives it; limit() then
+ * leaves what the owner may hold (Read is never granted).
+ */
+export const FAMILY_PRIVATE_TOKEN_PRIVILEGES = (TokenPrivilege.Beatmap << 1) - 1;
+
+/**
+ * The privileges a token row asks for. A private token of the Ripple family (in place, DATABASE_SCHEMA=ripple:
+ * a private row found by the family's MD5 form, such as hanayo's sign-ins; `tokend import-ripple` asks the
+ * same of every private row it copies) asks for FAMILY_PRIVATE_TOKEN_PRIVILEGES; then limit() applies as to
+ * any token. Every other row asks for what it stores.
  */
 export function requestedPrivileges(
   row: { privileges: number; private: number },
   familyToken: boolean,
 ): number {
-  return familyToken && Number(row.private) === 1 ? ALL_TOKEN_PRIVILEGES : Number(row.privileges);
+  return familyToken && Number(row.private) === 1 ? FAMILY_PRIVATE_TOKEN_PRIVILEGES : Number(row.privileges);
 }
 
 /**
  * Privileges an OAuth access token carries: its scopes' privileges as effectivePrivileges gives them for
- * the user it acts for, and 0 while the application's owner is banned (a banned owner keeps no app working).
+ * the user it acts for (the owner rule of every token), and 0 while the application's owner is banned or
+ * restricted (isBanned: an application acts for other people; its owner keeps none working meanwhile).
  */
 export function bearerPrivileges(
   scopePrivileges: number,

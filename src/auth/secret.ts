@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import type { DatabaseSchema } from '../store/database.ts';
 
 /** 32 lower-case hex characters: 128 bits from the CSPRNG. */
 export const newTokenSecret = (): string => randomBytes(16).toString('hex');
@@ -8,6 +9,9 @@ export const newTokenSecret = (): string => randomBytes(16).toString('hex');
  * no Hash object per request, less CPU per request (bench/HISTORY.md).
  */
 export const hashTokenSecret = (secret: string): string => hash('sha256', secret, 'hex');
+
+/** Length of a stored SHA-256 hex hash: no MD5 hex (32) is this long. */
+export const SHA256_HEX_LENGTH = 64;
 
 /**
  * The prefix of a stored hash in the Ripple family's scheme (MD5 hex of the secret), kept only for tokens
@@ -27,6 +31,24 @@ export const legacyTokenHash = (secret: string): string => legacyHashOfMd5(famil
  * hex of the secret (UTF-8), lower case.
  */
 export const familyTokenHash = (secret: string): string => hash('md5', secret, 'hex');
+
+/**
+ * How a new API token's secret is stored, the one rule (mintToken asks it; no caller picks a hash, and
+ * mintSession stores every web session as SHA-256). In place on a Ripple-family database
+ * (DATABASE_SCHEMA=ripple) a public API token is stored as the family stores its tokens, the MD5 hex of
+ * the secret (familyTokenHash), so that the family's own API, which looks a token up by that form, accepts
+ * it on every other endpoint of the server. The secret is 128 bits from the CSPRNG: no dictionary reaches
+ * it, so its MD5 is no weaker than its SHA-256 against a stolen database. Everything else is stored as the
+ * SHA-256 hex (hashTokenSecret), which the family never matches: a web session and a private token, because
+ * the family gives any private row of its table every privilege but Bancho its owner may hold, and every
+ * token of tokend's own database.
+ */
+export function storedSecretHash(
+  schema: DatabaseSchema,
+  credential: { private: boolean },
+): (secret: string) => string {
+  return schema === 'ripple' && !credential.private ? familyTokenHash : hashTokenSecret;
+}
 
 /**
  * A short fingerprint of a user's stored password hash: the first 16 hex characters of its SHA-256 hex. A

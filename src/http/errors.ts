@@ -105,6 +105,33 @@ function sentBrowserHome(request: FastifyRequest, reply: FastifyReply, basePath:
   return true;
 }
 
+/** Letters A to Z as a to z; nothing else changes (the family's routes are ASCII). */
+const asciiLowerCase = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/**
+ * A path of {base_url} written in other letters is redirected to the route it names, as the Ripple
+ * family's router does (`/API/v1/tokens` → `/api/v1/tokens`): 301 for a GET, 307 for any other method
+ * (which the client repeats with its body). Only a path of printable ASCII whose lower-case form is under
+ * {base_url} (BASE_PATH itself in its own letters) and is a route of this method; the query string goes
+ * along as it came. The Location is a path of this server, never a URL: no request makes it name another
+ * host. Returns whether the redirect was sent.
+ */
+function sentCaseRedirect(request: FastifyRequest, reply: FastifyReply, basePath: string): boolean {
+  const queryAt = request.url.indexOf('?');
+  const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt);
+  if (!/^\/[\x21-\x7e]*$/.test(path)) return false;
+  const lower = asciiLowerCase(path);
+  const base = asciiLowerCase(basePath);
+  if (lower === path || !lower.startsWith(`${base}/`)) return false;
+  const target = basePath + lower.slice(base.length);
+  // (a Location starting with // or /\ would name a host; a route never does, but no path may try)
+  if (target.startsWith('//') || target.startsWith('/\\')) return false;
+  if (request.server.findRoute({ method: request.method, url: target }) === null) return false;
+  const query = queryAt === -1 ? '' : request.url.slice(queryAt);
+  void reply.redirect(target + query, request.method === 'GET' ? 301 : 307);
+  return true;
+}
+
 /** Answers a browser's request for an address that has no page, with a page (the web's). */
 export type BrowserNotFound = (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
 
@@ -128,6 +155,7 @@ function opensPage(request: FastifyRequest, basePath: string): boolean {
  */
 export function rootNotFound(basePath: string, page?: BrowserNotFound) {
   return function rootNotFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+    if (sentCaseRedirect(request, reply, basePath)) return reply;
     if (sentBrowserHome(request, reply, basePath)) return reply;
     if (page && opensPage(request, basePath)) return page(request, reply);
     return notFound(request, reply);
@@ -144,6 +172,7 @@ export function rootNotFound(basePath: string, page?: BrowserNotFound) {
  */
 export function apiNotFound(methods: ReadonlySet<string>, basePath: string) {
   return function apiNotFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+    if (sentCaseRedirect(request, reply, basePath)) return reply;
     if (sentBrowserHome(request, reply, basePath)) return reply;
     const allowed = [...methods]
       .filter((method) => request.server.findRoute({ method, url: request.url }) !== null)

@@ -1,4 +1,5 @@
-// How envelopes leave the v1 API: pls200 forces HTTP 200; a valid JSONP callback wraps the body.
+// How envelopes leave the v1 API: pls200 forces HTTP 200; a valid JSONP callback wraps the body. A
+// redirect is left as it is.
 // A synchronous onSend hook: most answers carry neither, and leave untouched at no cost.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -14,7 +15,9 @@ export function presentEnvelope(
   done: (err: Error | null, payload?: unknown) => void,
 ): void {
   const query = request.query as Record<string, unknown> | undefined;
-  if (query === undefined) return done(null, payload);
+  // A redirect (a path in other letters, as the family's router answers it) carries no envelope: pls200
+  // and callback leave it a redirect.
+  if (query === undefined || (reply.statusCode >= 300 && reply.statusCode < 400)) return done(null, payload);
   if (query.pls200 !== undefined) reply.code(200);
   if (isValidCallback(query.callback) && typeof payload === 'string') {
     reply.header('content-type', 'application/javascript; charset=utf-8');

@@ -16,11 +16,13 @@
 // Tokens: the source stores the MD5 hex of each secret. It is kept in its legacy form (secret.ts), and
 // the credential lookup replaces it with the SHA-256 hash on the token's first use. Their privileges are
 // limited by what the owner holds, with a ban lifted (unbanned): a banned user's tokens are powerless
-// while the ban lasts, as every banned user's are, and have their privileges again once it ends.
+// while the ban lasts, as every banned user's are, and have their privileges again once it ends. A private
+// token asks, as in the family, for every privilege but Bancho (requestedPrivileges), whatever it stores
+// (hanayo's sign-ins store 0): it is stored with what that leaves, as if tokend had made it.
 import type { Store } from '../store/database.ts';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import { MAX_ID, type Database, type TokenTable, type UserTable } from '../store/schema.ts';
-import { limit, unbanned } from '../auth/privileges.ts';
+import { limit, requestedPrivileges, unbanned } from '../auth/privileges.ts';
 import { CURRENT_PASSWORD_VERSION, LEGACY_PASSWORD_VERSION, NO_PASSWORD } from '../users/passwords.ts';
 import { usernameProblem } from '../users/username-rules.ts';
 import { usernameSafe } from '../users/username.ts';
@@ -448,8 +450,9 @@ export async function importRipple(
             `it has the same secret as token #${secretImportedAs.get(token.token_hash)}, imported before`,
           );
         } else {
-          const privileges = limit(token.privileges, unbanned(ownerPrivileges));
-          if (privileges !== token.privileges) summary.tokens.privileges_limited++;
+          const privileges = limit(requestedPrivileges(token, true), unbanned(ownerPrivileges));
+          // limited: a privilege it stored is dropped (a private token asks for more than it stores)
+          if ((BigInt(token.privileges) & ~BigInt(privileges)) !== 0n) summary.tokens.privileges_limited++;
           newHashes.set(token.token_hash, token.id);
           toWrite.push({ ...token, privileges });
         }

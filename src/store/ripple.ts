@@ -160,9 +160,12 @@ export const COVERED_BY_FAMILY_CHANGES = new Set([
   '0019_session_password',
 ]);
 
+/** The migration that applies FAMILY_CHANGES: until it has run, tokend has made nothing on the database. */
+export const FAMILY_CHANGES_MIGRATION = '0000_ripple_in_place';
+
 /** The in-place mode's migrations, in order: the family's additions first, then tokend's own tables. */
 export const IN_PLACE_MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
-  ['0000_ripple_in_place', familyChanges],
+  [FAMILY_CHANGES_MIGRATION, familyChanges],
   ...MIGRATIONS.filter(([name]) => OWN_TABLE_MIGRATIONS.has(name)).map(
     ([name, make]): readonly [string, MigrationFactory] => [
       name,

@@ -7,6 +7,7 @@ import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
 import { recordEvent, recordEvents, type Act } from '../auth/security-log.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
+import { SHA256_HEX_LENGTH } from '../auth/secret.ts';
 
 export type TokenRow = Selectable<TokenTable>;
 /** A listed token; `expires_at` is present only on tokens that expire. */
@@ -214,6 +215,23 @@ export async function deleteExpiredTokens(db: Db, act: Act): Promise<number> {
       return Number(deleted.numDeletedRows);
     },
   );
+}
+
+/**
+ * The live public API tokens stored by the SHA-256 of their secret (web sessions and private tokens not
+ * counted). In place on a Ripple-family database these are the ones an earlier tokend made before it
+ * stored public tokens as the family does: they answer to tokend only (`tokend migrate` says how many).
+ */
+export async function countSha256PublicTokens(db: Db, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('private', '=', 0)
+    .where('session', '=', 0)
+    .where((eb) => eb(eb.fn('length', ['token_hash']), '=', SHA256_HEX_LENGTH))
+    .where(unexpiredAt('tokens', now))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Every token of a user, private ones too (for operators). */

@@ -117,6 +117,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     const result = await loginForToken(
       {
         db: store.db,
+        schema: store.schema,
         passwords,
         loginLimiter,
         tokensPerUserMax: app.tokend.config.tokensPerUserMax,

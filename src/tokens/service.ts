@@ -1,6 +1,6 @@
 // Token creation through the API: the password check (src/users/password-login.ts), then minting
 // (src/auth/mint.ts). Results are discriminated unions; rows stay below.
-import type { Db } from '../store/database.ts';
+import type { DatabaseSchema, Db } from '../store/database.ts';
 import type { UserRow } from '../users/repository.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { LoginLimiter } from '../auth/login-limiter.ts';
@@ -31,6 +31,8 @@ export type LoginResult =
 
 export interface LoginDeps {
   db: Db;
+  /** the store's schema: how mintToken stores the token (src/auth/secret.ts storedSecretHash) */
+  schema: DatabaseSchema;
   passwords: PasswordHasher;
   loginLimiter: LoginLimiter;
   /** TOKENS_PER_USER_MAX */
@@ -59,6 +61,7 @@ export async function loginForToken(
   let token: MintedToken;
   try {
     token = await mintToken(deps.db, {
+      schema: deps.schema,
       userId: user.id,
       requested: input.privileges,
       description: input.description,

@@ -360,6 +360,7 @@ export async function tokensPageRoutes(
       // The token and its secret's one showing are stored together: a token is never made without it.
       token = await store.db.transaction().execute(async (trx) => {
         const minted = await mintToken(trx, {
+          schema: store.schema,
           userId: user.userId,
           requested: privileges,
           description,
@@ -483,6 +484,7 @@ export async function tokensPageRoutes(
       try {
         regenerated = await store.db.transaction().execute(async (trx) => {
           const done = await regenerateToken(trx, {
+            schema: store.schema,
             userId: user.userId,
             tokenId: old.id,
             now,

@@ -142,7 +142,7 @@ describe('tokend user', { concurrency: 4 }, () => {
     assert.equal((await login(h, 'dave', 'p')).code, 402);
   });
 
-  it('privileges that ban the user are accepted, and create and set-privileges say so', async (t) => {
+  it('privileges that ban or restrict the user are accepted, and create and set-privileges say which', async (t) => {
     const h = await cliHarness(t);
     const created = await h.json([
       'user',
@@ -172,10 +172,12 @@ describe('tokend user', { concurrency: 4 }, () => {
       'UserNormal,UserDonor',
     ]);
     assert.equal(text.code, 0, text.stderr);
+    // UserNormal without UserPublic: restricted, not banned; their tokens keep what limit() allows
     assert.match(
       text.stdout,
-      /^Created user \d+ gus, privileges 6 .*\nWarning: privileges 6 ban the user .*"tokend user unban" lifts the ban\.\n$/,
+      /^Created user \d+ gus, privileges 6 .*\nWarning: privileges 6 restrict the user \(UserNormal without UserPublic\): they cannot log in or create tokens, and their tokens keep what their privileges allow; "tokend user unban" lifts it\.\n$/,
     );
+    assert.equal((await login(h, 'gus', 'p')).code, 402);
 
     const fine = await h.json(['user', 'create', '--username', 'hal', '--password', 'p']);
     assert.equal(fine.banned, false);

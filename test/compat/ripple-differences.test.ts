@@ -1,12 +1,13 @@
-// What tokend answers where docs/compatibility.md says it differs from the Ripple family's API: a 405 is a
-// JSON envelope (the family's is plain text), `privileges: -1` is a 400, OPTIONS is a 405 naming the
-// path's methods, paths are matched with their letter case, and a `null` body is a 400. Each claim of
-// the page's "Corrections" is checked here, on every backend.
+// What tokend answers where docs/compatibility.md says it differs from the Ripple family's API, or where
+// it answers as the family does and the page says so: a 405 is a JSON envelope (the family's is plain
+// text), `privileges: -1` is a 400, OPTIONS is a 405 naming the path's methods, a path in other letters is
+// redirected to its route (301 or 307) and a dot segment resolved, as the family's server does, and a
+// `null` body is a 400. Each such claim of the page is checked here, on every backend.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { body, sharedHarness } from '../helpers/app.ts';
+import { body, build, sharedHarness } from '../helpers/app.ts';
 
 const CREATE_PATHS = ['/tokens', '/tokens/new', '/token/new'] as const;
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -98,30 +99,76 @@ for (const dialect of DIALECTS) {
       assert.equal(unknown.headers['x-real-404'], 'yes');
     });
 
-    it('paths are matched with their letter case: an upper-case path is the 404 with X-Real-404', async () => {
+    it("a path in other letters is redirected to its route as the family's router does: 301 for GET, 307 otherwise, the query kept", async () => {
       const h = harness();
       const user = await h.createUser();
       const token = await h.createToken(user.id, { privileges: 2 });
-      for (const [method, url] of [
-        ['GET', '/API/v1/tokens'],
-        ['GET', '/api/V1/tokens'],
-        ['GET', '/api/v1/Tokens/self'],
-        ['GET', '/api/v1/TOKENS/SELF'],
-        ['GET', '/api/v1/PING'],
-        ['POST', '/api/v1/TOKENS'],
-        ['POST', '/api/v1/tokens/SELF/delete'],
+      const auth = { 'x-ripple-token': token.secret };
+      for (const [method, url, location] of [
+        ['GET', '/API/v1/tokens', '/api/v1/tokens'],
+        ['GET', '/api/V1/tokens?p=2&l=1', '/api/v1/tokens?p=2&l=1'],
+        ['GET', '/api/v1/Tokens/self?token=a%2Fb&pls200', '/api/v1/tokens/self?token=a%2Fb&pls200'],
+        ['GET', '/api/v1/TOKENS/SELF/', '/api/v1/tokens/self/'],
+        ['GET', '/API//V1/PING', '/api/v1/ping'],
+        ['HEAD', '/api/v1/PING', '/api/v1/ping'],
+        ['POST', '/api/v1/TOKENS', '/api/v1/tokens'],
+        ['POST', '/api/v1/tokens/SELF/delete?callback=x', '/api/v1/tokens/self/delete?callback=x'],
+        ['DELETE', '/API/v1/tokens/self', '/api/v1/tokens/self'],
       ] as const) {
-        const r = await h.app.inject({ method, url, headers: { 'x-ripple-token': token.secret } });
+        const r = await h.app.inject({ method, url, headers: auth });
+        assert.equal(r.statusCode, method === 'GET' ? 301 : 307, `${method} ${url}: ${r.body}`);
+        assert.equal(r.headers.location, location, `${method} ${url}`);
+      }
+      // The redirect itself changed nothing: the token is there, and the route answers at the Location.
+      const self = await h.app.inject({ method: 'GET', url: '/api/v1/tokens/self', headers: auth });
+      assert.equal(self.statusCode, 200, self.body);
+      // No redirect where the lower-case path is no route of this method, or is not under {base_url}: the
+      // 404 with X-Real-404, as in the family.
+      for (const [method, url] of [
+        ['PUT', '/api/v1/TOKENS'],
+        ['GET', '/API/v1/nope'],
+        ['GET', '/api/v1/tokens/SELFISH'],
+        ['GET', '/LOGIN'],
+        ['GET', '/Api'],
+        ['GET', '/API/v1/tokens/\\evil.example'],
+        ['GET', '/API/v1/tokens/%C3%84'],
+      ] as const) {
+        const r = await h.app.inject({ method, url, headers: { ...auth, accept: 'application/json' } });
         assert.equal(errorEnvelope(r, 404, `${method} ${url}`), 'No such endpoint.');
         assert.equal(r.headers['x-real-404'], 'yes', url);
       }
-      // The token is still there: no upper-case POST deleted it.
-      const self = await h.api({
-        method: 'GET',
-        path: '/tokens/self',
-        headers: { 'x-ripple-token': token.secret },
-      });
-      assert.equal(self.statusCode, 200);
+    });
+
+    it('the redirect keeps BASE_PATH in its own letters, and works at the root with an empty one', async (t) => {
+      for (const [basePath, url, location] of [
+        ['/Web/API', '/web/api/v1/PING?k=1', '/Web/API/v1/ping?k=1'],
+        ['/Web/API', '/WEB/API/V1/tokens', '/Web/API/v1/tokens'],
+        ['', '/V1/PING', '/v1/ping'],
+      ] as const) {
+        const h = await build(t, dialect, { BASE_PATH: basePath });
+        const r = await h.app.inject({ method: 'GET', url });
+        assert.equal(r.statusCode, 301, `${basePath} ${url}: ${r.body}`);
+        assert.equal(r.headers.location, location);
+        // outside BASE_PATH nothing is redirected
+        if (basePath !== '')
+          assert.equal((await h.app.inject({ method: 'GET', url: '/V1/PING' })).statusCode, 404);
+      }
+    });
+
+    it("a dot segment is read as the family's server reads it: /tokens/./self answers as /tokens/self", async () => {
+      const h = harness();
+      const user = await h.createUser();
+      const token = await h.createToken(user.id, { privileges: 2, description: 'dots' });
+      const auth = { 'x-ripple-token': token.secret };
+      const self = await h.app.inject({ method: 'GET', url: '/api/v1/tokens/./self', headers: auth });
+      assert.equal(self.statusCode, 200, self.body);
+      assert.equal(body(self).description, 'dots');
+      const ping = await h.app.inject({ method: 'GET', url: '/api/v1/tokens/../ping', headers: auth });
+      assert.equal(ping.statusCode, 200, ping.body);
+      assert.equal(body(ping).user_id, user.id);
+      // never above the root, and the query is not a path
+      const above = await h.app.inject({ method: 'GET', url: '/../../api/v1/ping?x=/../', headers: auth });
+      assert.equal(body(above).user_id, user.id);
     });
 
     it('a null body, or any JSON that is not an object, is a 400 saying the body must be an object', async () => {

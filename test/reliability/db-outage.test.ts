@@ -52,6 +52,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
         await app.ready();
         t.after(() => app.close());
         const { secret } = await mintToken(store.db, {
+          schema: store.schema,
           userId: user!.id,
           cap: 'none',
           requested: 0,

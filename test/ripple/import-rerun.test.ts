@@ -220,6 +220,8 @@ for (const dialect of DIALECTS) {
         const banned = await pingOf(app, 'admin secret');
         assert.deepEqual([banned.user_id, banned.privileges], [admin, 0]);
         assert.equal((await selfOf(app, 'admin secret')).privileges, 0);
+        // Restricted (UserNormal without UserPublic): the token carries what the user may hold, as in the family.
+        assert.equal((await selfOf(app, 'restricted secret')).privileges, 2 | 4);
 
         // Unbanned in tokend: the token has its privileges back.
         await h.json(['user', 'set-privileges', '--user', String(admin), '--privileges', String(ADMIN | 3)]);

@@ -4,12 +4,27 @@
 // of two tokend instances on that database; what tokend writes stays readable by the family's query.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import type { RowDataPacket } from 'mysql2/promise';
 import { IN_CI, answers } from '../helpers/dialects.ts';
-import { familyDatabase, inPlaceApp, type FamilyDatabase, type InPlaceApp } from '../helpers/in-place.ts';
-import { ALL_TOKEN_PRIVILEGES, TokenPrivilege, UserPrivilege, limit } from '../../src/auth/privileges.ts';
+import {
+  PLAYER,
+  familyDatabase,
+  familyLookup,
+  familyToken,
+  inPlaceApp,
+  md5,
+  signUp,
+  type FamilyDatabase,
+  type InPlaceApp,
+} from '../helpers/in-place.ts';
+import {
+  ALL_TOKEN_PRIVILEGES,
+  FAMILY_PRIVATE_TOKEN_PRIVILEGES,
+  TokenPrivilege,
+  UserPrivilege,
+  limit,
+} from '../../src/auth/privileges.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { loadConfig } from '../../src/config.ts';
 import { migrateDatabase, openStore, showPendingMigrations } from '../../src/store/database.ts';
@@ -22,55 +37,13 @@ import { eventually } from '../helpers/waiting.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { backChannel, obtainTokens, registerClient } from '../helpers/oauth.ts';
 
-const md5 = (s: string) => createHash('md5').update(s).digest('hex');
-
 const mysqlProblem = await answers('mysql');
 if (mysqlProblem !== undefined && IN_CI)
   throw new Error(`CI=true but MariaDB does not answer: ${mysqlProblem}`);
 
 const U = UserPrivilege;
 const T = TokenPrivilege;
-/** An ordinary player of the family: UserPublic + UserNormal. */
-const PLAYER = U.UserPublic | U.UserNormal;
 const ADMIN = PLAYER | U.AdminAccessRAP | U.AdminManageUsers | U.AdminBanUsers;
-
-let counter = 0;
-
-/** A user as the family's website signs one up: password_md5 = bcrypt(md5(password)), version 2. */
-async function signUp(
-  db: FamilyDatabase,
-  privileges = PLAYER,
-): Promise<{ id: number; username: string; password: string }> {
-  counter++;
-  const username = `Player ${counter}`;
-  const password = `password ${counter}`;
-  const [result] = await db.family.query<RowDataPacket[]>(
-    `INSERT INTO users (username, username_safe, password_md5, email, register_datetime, password_version, privileges)
-     VALUES (?, ?, ?, ?, UNIX_TIMESTAMP(), 2, ?)`,
-    [
-      username,
-      username.toLowerCase().replaceAll(' ', '_'),
-      await bcrypt(md5(password), 4),
-      `p${counter}@example.com`,
-      privileges,
-    ],
-  );
-  return { id: (result as unknown as { insertId: number }).insertId, username, password };
-}
-
-/** A token as the family's API and hanayo write one: the MD5 hex of the secret, `user` as text. */
-async function familyToken(
-  db: FamilyDatabase,
-  user: string | number,
-  options: { privileges?: number; private?: boolean; description?: string } = {},
-): Promise<{ id: number; secret: string }> {
-  const secret = `family-secret-${++counter}-${Math.random().toString(36).slice(2)}`;
-  const [result] = await db.family.query(
-    'INSERT INTO tokens (user, privileges, description, token, private, last_updated) VALUES (?, ?, ?, ?, ?, UNIX_TIMESTAMP())',
-    [String(user), options.privileges ?? 0, options.description ?? '', md5(secret), options.private ? 1 : 0],
-  );
-  return { id: (result as unknown as { insertId: number }).insertId, secret };
-}
 
 const ping = async (app: InPlaceApp, secret: string) => {
   const r = await app.api({ method: 'GET', path: '/ping', headers: { 'x-ripple-token': secret } });
@@ -194,7 +167,7 @@ describe(
       assert.equal((await ping(instances[0], othersToken.secret)).user_id, other.id);
     });
 
-    it("gives the family's private token every privilege its owner may hold, and never a web session", async (t) => {
+    it("gives the family's private token every privilege but Bancho, limited by its owner, and never a web session", async (t) => {
       const db = await familyDatabase(t);
       const instances = [await inPlaceApp(t, db), await inPlaceApp(t, db)] as const;
       const admin = await signUp(db, ADMIN);
@@ -203,13 +176,15 @@ describe(
       for (const app of instances) {
         const p = await ping(app, session.secret);
         assert.equal(p.user_id, admin.id);
-        assert.equal(p.privileges, limit(ALL_TOKEN_PRIVILEGES, ADMIN));
+        assert.equal(p.privileges, limit(FAMILY_PRIVATE_TOKEN_PRIVILEGES, ADMIN));
         // what an admin holds: more than a player's, and only what the admin may
         assert.ok(
           (p.privileges & T.ManageUser) !== 0 && (p.privileges & T.ReadConfidential) !== 0,
           String(p.privileges),
         );
         assert.equal(p.privileges & T.ManageAPIKeys, 0);
+        // the family's (Beatmap << 1) - 1: no Bancho, which the admin may hold
+        assert.equal(p.privileges & T.Bancho, 0);
         // never listed
         assert.deepEqual(await listed(app, session.secret), []);
       }
@@ -217,10 +192,21 @@ describe(
       await db.family.query('UPDATE users SET privileges = ? WHERE id = ?', [PLAYER, admin.id]);
       for (const app of instances) {
         const p = await ping(app, session.secret);
-        assert.equal(p.privileges, limit(ALL_TOKEN_PRIVILEGES, PLAYER));
-        assert.equal(p.privileges & T.ManageUser, 0);
+        // a player's: ReadConfidential and Write, as the family's API answers (6, not 8198 with Bancho)
+        assert.equal(p.privileges, T.ReadConfidential | T.Write);
       }
-      // hanayo signs out by deleting its row: the token is nothing on the next request.
+      // Restricted in the admin panel ((p | 2) & ~1): the family's API keeps the token's privileges, so
+      // does tokend; banned (no UserNormal): nothing, admin bits included (the family would keep those).
+      await db.family.query('UPDATE users SET privileges = (privileges | 2) & ~1 WHERE id = ?', [admin.id]);
+      for (const app of instances)
+        assert.equal((await ping(app, session.secret)).privileges, T.ReadConfidential | T.Write);
+      await db.family.query('UPDATE users SET privileges = ? WHERE id = ?', [
+        ADMIN & ~U.UserNormal,
+        admin.id,
+      ]);
+      for (const app of instances) assert.equal((await ping(app, session.secret)).privileges, 0);
+      // hanayo's sign-out clears its cookie and leaves this row: the token works on until the row is
+      // deleted (here by hand), then it is nothing on the next request.
       await db.family.query('DELETE FROM tokens WHERE id = ?', [session.id]);
       for (const app of instances) assert.equal((await ping(app, session.secret)).user_id, 0);
 
@@ -282,7 +268,7 @@ describe(
         );
     });
 
-    it("writes every row so that the family's programs read it, and none of tokend's secrets works there", async (t) => {
+    it("writes every row so that the family's programs read it: its API tokens in the family's form, its sessions in none the family matches", async (t) => {
       const db = await familyDatabase(t);
       const app = await inPlaceApp(t, db);
       const user = await signUp(db);
@@ -310,15 +296,24 @@ describe(
         assert.ok(row.token.length > 0 && row.token.length <= 127, row.token);
       }
       const stored = rows.find((r) => r.description === 'made by tokend')!;
-      // tokend's row holds the SHA-256 of the secret, never the secret, and no MD5 form the family would accept.
-      assert.equal(stored.token, hashTokenSecret(made.token));
-      const [accepted] = await db.family.query<RowDataPacket[]>('SELECT id FROM tokens WHERE token = ?', [
-        md5(made.token),
-      ]);
-      assert.equal(accepted.length, 0);
+      // tokend's API token is stored as the family stores its own: the MD5 hex of the secret, never the
+      // secret; the family's lookup finds it, public, with the privileges granted.
+      assert.equal(stored.token, md5(made.token));
       assert.ok(!rows.some((r) => r.token === made.token));
-      // the session is private, so the family's listing leaves it out as it leaves out its own
-      assert.equal(rows.filter((r) => r.private === 1).length, 1);
+      assert.deepEqual(await familyLookup(db, made.token), {
+        id: stored.id,
+        user: String(user.id),
+        privileges: T.ReadConfidential | T.Write,
+        private: 0,
+        user_privileges: PLAYER,
+      });
+      // the session is private, stored as SHA-256 (64 characters, which no MD5 hex equals): the family's
+      // lookup never finds it, and its listing leaves it out as it leaves out its own private rows
+      const sessions = rows.filter((r) => r.private === 1);
+      assert.equal(sessions.length, 1);
+      const cookie = browser.cookies.get('rt')!;
+      assert.equal(sessions[0]!.token, hashTokenSecret(cookie));
+      assert.equal(await familyLookup(db, cookie), undefined);
     });
 
     it('signs in on the web and shows the family tokens on the token page beside its own', async (t) => {

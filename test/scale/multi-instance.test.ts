@@ -102,6 +102,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           'admin-pw',
         );
         const admin = await mintToken(store.db, {
+          schema: store.schema,
           userId: adminId,
           cap: 'none',
           requested: T.ManageUser | T.APIMeta,
@@ -112,6 +113,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
         });
         const carolId = await addUser(store, 'carol', ACTIVE | U.AdminAccessRAP, 'carol-pw');
         const carol = await mintToken(store.db, {
+          schema: store.schema,
           userId: carolId,
           cap: 'none',
           requested: T.ReadConfidential | T.Write | T.ViewUserAdvanced,

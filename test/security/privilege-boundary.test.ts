@@ -398,6 +398,24 @@ for (const dialect of DIALECTS) {
       assert.equal(refresh.json().error, 'invalid_grant');
     });
 
+    it("a restricted user's access token keeps its scope, as their API tokens do; their refresh is refused as creation is", async (t) => {
+      const { h, user, client, browser } = await signedInWithClient(t, dialect);
+      const pair = await bearerPair(h, browser, client, 'write');
+      await h.setUserPrivileges(user.id, 2); // UserNormal without UserPublic: restricted
+      const ping = await h.api({ method: 'GET', path: '/ping', headers: bearer(pair.access_token) });
+      assert.equal(ping.json().privileges, 4, ping.body);
+      const access = await backChannel(h, '/oauth/introspect', client, { token: pair.access_token });
+      assert.deepEqual([access.json().active, access.json().privileges], [true, 4]);
+      const refresh = await backChannel(h, '/oauth/introspect', client, { token: pair.refresh_token });
+      assert.deepEqual(refresh.json(), { active: false });
+      const refreshed = await backChannel(h, '/oauth/token', client, {
+        grant_type: 'refresh_token',
+        refresh_token: pair.refresh_token,
+      });
+      assert.equal(refreshed.statusCode, 400);
+      assert.equal(refreshed.json().error, 'invalid_grant');
+    });
+
     it("a used code presented by another client is refused without revoking the first client's grant", async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();

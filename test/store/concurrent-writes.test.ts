@@ -22,6 +22,7 @@ for (const dialect of DIALECTS) {
       const settled = await Promise.allSettled(
         Array.from({ length: CONCURRENT }, (_, i) =>
           mintToken(h.store.db, {
+            schema: h.store.schema,
             userId: user.id,
             cap: 'none',
             requested: 0,

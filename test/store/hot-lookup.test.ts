@@ -47,6 +47,7 @@ for (const dialect of DIALECTS) {
 
       const secret = await h.store.db.transaction().execute(async (trx) => {
         const issued = await mintToken(trx, {
+          schema: h.store.schema,
           userId: user.id,
           cap: 'none',
           requested: 0,

@@ -127,12 +127,12 @@ for (const dialect of DIALECTS) {
       assert.equal(await storedPrivileges(h, token.id), FIXER | T.Write);
     });
 
-    it("a banned owner's token carries no privileges but still reads, lists and deletes its own tokens", async () => {
+    it("a banned owner's (no UserNormal) token carries no privileges but still reads, lists and deletes its own tokens", async () => {
       const h = harness();
       const admin = await h.createUser({ privileges: ADMIN });
       const token = await h.createToken(admin.id, { privileges: FIXER | T.Write, description: 'main' });
       const spare = await h.createToken(admin.id, { privileges: T.Write, description: 'spare' });
-      for (const banned of [ADMIN & ~U.UserPublic, ADMIN & ~U.UserNormal, 0]) {
+      for (const banned of [ADMIN & ~U.UserNormal, ADMIN & ~U.UserNormal & ~U.UserPublic, 0]) {
         await h.setUserPrivileges(admin.id, banned);
         const self = await h.api({ method: 'GET', path: '/tokens/self', headers: auth(token.secret) });
         assert.equal(self.statusCode, 200);
@@ -160,11 +160,28 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('a banned user cannot get a new token, but an unbanned one can', async () => {
+    it("a restricted owner's (UserNormal without UserPublic) token keeps what limit() allows, as in the family", async () => {
+      const h = harness();
+      const admin = await h.createUser({ privileges: ADMIN });
+      const token = await h.createToken(admin.id, { privileges: FIXER | T.Write | T.Bancho });
+      // the family's admin panel restricts with (p | UserNormal) & ~UserPublic
+      const restricted = (ADMIN | U.UserNormal) & ~U.UserPublic;
+      await h.setUserPrivileges(admin.id, restricted);
+      const ping = body(await h.api({ method: 'GET', path: '/ping', headers: auth(token.secret) }));
+      assert.deepEqual([ping.privileges, ping.user_privileges], [FIXER | T.Write | T.Bancho, restricted]);
+      const self = await h.api({ method: 'GET', path: '/tokens/self', headers: auth(token.secret) });
+      assert.equal(body(self).privileges, FIXER | T.Write | T.Bancho);
+      const fixed = await fix(h, token.secret);
+      assert.equal(fixed.statusCode, 200, fixed.body);
+    });
+
+    it('a banned or restricted user cannot get a new token, but an active one can', async () => {
       const h = harness();
       const user = await h.createUser();
       await h.setUserPrivileges(user.id, U.UserPublic);
       assert.equal((await create(h, user, 4)).statusCode, 402);
+      await h.setUserPrivileges(user.id, U.UserNormal);
+      assert.equal((await create(h, user, 4)).statusCode, 402, 'restricted: creation still needs both');
       await h.setUserPrivileges(user.id, ACTIVE);
       const r = await create(h, user, 4);
       assert.equal(r.statusCode, 200);

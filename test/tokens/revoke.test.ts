@@ -198,16 +198,21 @@ for (const dialect of DIALECTS) {
         assert.equal(await authenticates(h, target.secret), true);
       });
 
-      it("a banned owner's Write token is refused; once unbanned it revokes", async (t) => {
+      it("a banned owner's (no UserNormal) Write token is refused; once unbanned, or only restricted, it revokes", async (t) => {
         const h = await build(t, dialect);
         const user = await h.createUser();
         const writer = await h.createToken(user.id, WRITE);
         const target = await h.createToken(user.id);
-        for (const banned of [0, ACTIVE & ~1, ACTIVE & ~2]) {
+        for (const banned of [0, ACTIVE & ~2, 8 | 1]) {
           await h.setUserPrivileges(user.id, banned);
           assertLacksWrite(await call(h, String(target.id), as(writer.secret)));
           assert.equal(await authenticates(h, target.secret), true, `privileges ${banned}`);
         }
+        // restricted (UserNormal without UserPublic): the token keeps Write, as in the family
+        const spare = await h.createToken(user.id);
+        await h.setUserPrivileges(user.id, ACTIVE & ~1);
+        assert.equal((await call(h, String(spare.id), as(writer.secret))).statusCode, 200);
+        assert.equal(await authenticates(h, spare.secret), false);
         await h.setUserPrivileges(user.id, ACTIVE);
         assert.equal((await call(h, String(target.id), as(writer.secret))).statusCode, 200);
         assert.equal(await authenticates(h, target.secret), false);

@@ -14,6 +14,7 @@ for (const dialect of DIALECTS) {
       const h = await build(t, dialect);
       const user = await h.createUser();
       const token = {
+        schema: h.store.schema,
         userId: user.id,
         cap: 'none' as const,
         requested: 0,
@@ -40,6 +41,7 @@ for (const dialect of DIALECTS) {
       const h = await build(t, dialect);
       const user = await h.createUser();
       const token = {
+        schema: h.store.schema,
         userId: user.id,
         cap: 'none' as const,
         requested: 0,

@@ -1,4 +1,4 @@
-// limit(), isBanned() and effectivePrivileges() against an independent restatement of the documented privilege tables,
+// limit(), isBanned(), ownerHoldsNothing() and effectivePrivileges() against an independent restatement of the documented privilege tables,
 // exhaustive over single token bits and every combination of the user privileges that matter.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,8 +8,11 @@ import {
   UserPrivilege,
   bearerPrivileges,
   effectivePrivileges,
+  FAMILY_PRIVATE_TOKEN_PRIVILEGES,
   isBanned,
   limit,
+  ownerHoldsNothing,
+  requestedPrivileges,
   missingTokenPrivileges,
   tokenPrivilegeNames,
   unbanned,
@@ -214,7 +217,10 @@ describe('limit()', () => {
   });
 });
 
-describe('isBanned() and effectivePrivileges()', () => {
+/** Whether the user privileges hold UserNormal (2), in exact arithmetic. */
+const holdsNormal = (user: number): boolean => (BigInt(user) & 2n) !== 0n;
+
+describe('isBanned(), ownerHoldsNothing() and effectivePrivileges()', () => {
   it('a user is banned when lacking UserPublic or UserNormal, whatever else is held', () => {
     for (const others of [0, 4, 8 | 16 | 32 | 512, 2 ** 23 - 4, 2 ** 32, 2 ** 40 + 2 ** 23]) {
       assert.equal(isBanned(others), true, `${others}`);
@@ -226,29 +232,55 @@ describe('isBanned() and effectivePrivileges()', () => {
     assert.equal(isBanned(2 ** 32 + 1), true);
   });
 
-  it('effective privileges are limit() for an active owner and 0 for a banned one', () => {
+  it('an owner holds nothing on any token exactly when lacking UserNormal, whatever else is held', () => {
+    for (const others of [0, 4, 8 | 16 | 32 | 512, 2 ** 23 - 4, 2 ** 32, 2 ** 40 + 2 ** 23]) {
+      assert.equal(ownerHoldsNothing(others), true, `${others}`);
+      assert.equal(ownerHoldsNothing(others + 1), true, `${others} + UserPublic`);
+      assert.equal(ownerHoldsNothing(others + 2), false, `${others} + UserNormal (restricted)`);
+      assert.equal(ownerHoldsNothing(others + 3), false, `${others} + both`);
+    }
+  });
+
+  it('effective privileges are limit() for an owner with UserNormal (active or restricted) and 0 without it', () => {
     for (const combo of USER_COMBINATIONS) {
       for (const user of [combo, combo | 1]) {
         for (const token of [0, 4, 2 | 4 | 8192, 128 | 2048, 2 ** 14 - 1, 2 ** 40 + 6]) {
-          const expected = isBanned(user) ? 0 : expectedLimit(token, user);
+          const expected = holdsNormal(user) ? expectedLimit(token, user) : 0;
           assert.equal(effectivePrivileges(token, user), expected, `token ${token}, user ${user}`);
         }
       }
     }
     assert.equal(
-      effectivePrivileges(2 ** 14 - 1, 2 ** 23 - 1 - 1),
+      effectivePrivileges(2 ** 14 - 1, 2 ** 23 - 1 - 2),
       0,
-      'an admin without UserPublic has nothing',
+      'an admin without UserNormal (banned) has nothing, admin bits included',
+    );
+    assert.equal(
+      effectivePrivileges(2 ** 14 - 1, 2 ** 23 - 1 - 1),
+      2 ** 14 - 2,
+      'an admin without UserPublic (restricted) keeps what limit() allows, as in the family',
     );
     assert.equal(effectivePrivileges(2 ** 14 - 1, 2 ** 23 - 1), 2 ** 14 - 2);
+    // the admin panel's restriction, (p | 2) & ~1, of a player: what a player's token carries stays
+    assert.equal(effectivePrivileges(2 | 4, (3 | 2) & ~1), 2 | 4);
   });
 
-  it("a bearer token's privileges are the user's effective privileges, and 0 while the application's owner is banned", () => {
+  it('a family private token asks for every privilege but Bancho, (Beatmap << 1) - 1; any other row for what it stores', () => {
+    assert.equal(FAMILY_PRIVATE_TOKEN_PRIVILEGES, 8191);
+    assert.equal(requestedPrivileges({ privileges: 0, private: 1 }, true), 8191);
+    assert.equal(requestedPrivileges({ privileges: 8192, private: 1 }, true), 8191);
+    assert.equal(requestedPrivileges({ privileges: 4, private: 0 }, true), 4);
+    assert.equal(requestedPrivileges({ privileges: 0, private: 1 }, false), 0);
+    // a player's hanayo session: 6 as the family's API answers, not 8198
+    assert.equal(effectivePrivileges(requestedPrivileges({ privileges: 0, private: 1 }, true), 3), 6);
+  });
+
+  it("a bearer token's privileges are the user's effective privileges, and 0 while the application's owner is banned or restricted", () => {
     for (const combo of USER_COMBINATIONS) {
       for (const user of [combo, combo | 1]) {
         for (const owner of [0, 1, 2, 3, 3 | 512, 2 ** 23 - 2]) {
           for (const scope of [0, 2, 2 | 4, 2 ** 14 - 1]) {
-            const expected = isBanned(owner) || isBanned(user) ? 0 : expectedLimit(scope, user);
+            const expected = isBanned(owner) || !holdsNormal(user) ? 0 : expectedLimit(scope, user);
             assert.equal(
               bearerPrivileges(scope, user, owner),
               expected,

@@ -1,8 +1,10 @@
-// Two pure functions of the Ripple family's forms: collapsing doubled slashes in a request's path
-// (src/http/slashes.ts) and writing last_updated as RFC 3339 (src/tokens/time-format.ts).
+// Pure functions of the Ripple family's forms: a request's path as the family reads it, doubled slashes
+// collapsed and dot segments resolved (src/http/slashes.ts), and last_updated as RFC 3339
+// (src/tokens/time-format.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { collapseSlashes } from '../../src/http/slashes.ts';
+import fc from 'fast-check';
+import { collapseSlashes, normalizeTarget, removeDotSegments } from '../../src/http/slashes.ts';
 import { presentTime } from '../../src/tokens/time-format.ts';
 
 describe('collapseSlashes', () => {
@@ -23,6 +25,37 @@ describe('collapseSlashes', () => {
       ['/api/v1/%2F/tokens', '/api/v1/%2F/tokens'],
     ];
     for (const [target, expected] of cases) assert.equal(collapseSlashes(target), expected, target);
+  });
+});
+
+describe('removeDotSegments and normalizeTarget', () => {
+  it('resolve `.` and `..` as RFC 3986 does, never above the root, and leave the query as it is', () => {
+    const cases: Array<[string, string]> = [
+      ['/api/v1/tokens/./self', '/api/v1/tokens/self'],
+      ['/api/v1/tokens/../ping', '/api/v1/ping'],
+      ['/api/v1/tokens/.', '/api/v1/tokens/'],
+      ['/api/v1/tokens/..', '/api/v1/'],
+      ['/../../api/v1/ping', '/api/v1/ping'],
+      ['/..', '/'],
+      ['/api/v1/tokens/.hidden/..x/...', '/api/v1/tokens/.hidden/..x/...'],
+      ['/api/v1/tokens/%2e/self', '/api/v1/tokens/%2e/self'],
+    ];
+    for (const [path, expected] of cases) assert.equal(removeDotSegments(path), expected, path);
+    assert.equal(normalizeTarget('/api/v1//tokens/./self?next=/./x//y'), '/api/v1/tokens/self?next=/./x//y');
+    assert.equal(normalizeTarget('/api/v1/tokens?x=/../'), '/api/v1/tokens?x=/../');
+    assert.equal(normalizeTarget('*'), '*');
+  });
+
+  it("agree with the WHATWG URL parser's path for any path of segments, dots and slashes", () => {
+    const segment = fc.constantFrom('a', 'b', '.', '..', '...', '.a', '');
+    fc.assert(
+      fc.property(fc.array(segment, { minLength: 1, maxLength: 8 }), (segments) => {
+        const path = `/${segments.join('/')}`;
+        const expected = new URL(collapseSlashes(path), 'http://tokend.invalid').pathname;
+        return normalizeTarget(path) === expected;
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -1,5 +1,11 @@
 // tokend token …: issue, list and revoke API tokens without HTTP (same service as POST /v1/tokens).
-import { isBanned, limit, TokenPrivilege, tokenPrivilegeNames } from '../../auth/privileges.ts';
+import {
+  isBanned,
+  limit,
+  ownerHoldsNothing,
+  TokenPrivilege,
+  tokenPrivilegeNames,
+} from '../../auth/privileges.ts';
 import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById } from '../../auth/revocation.ts';
 import { listAllTokensOfUser } from '../../tokens/repository.ts';
@@ -63,6 +69,7 @@ const create: LeafCommand = {
     let token: MintedToken;
     try {
       token = await mintToken(store.db, {
+        schema: store.schema,
         userId: owner.id,
         requested,
         description,
@@ -90,8 +97,14 @@ const create: LeafCommand = {
     const refused = tokenPrivilegeNames(requested).filter((name) => !granted.has(name));
     if (refused.length > 0)
       lines.push(style.yellow(`Not granted (the owner may not hold them): ${refused.join(' | ')}`));
-    if (isBanned(owner.privileges))
+    if (ownerHoldsNothing(owner.privileges))
       lines.push(style.yellow('The owner is banned: the token carries no privileges while they are.'));
+    else if (isBanned(owner.privileges))
+      lines.push(
+        style.yellow(
+          'The owner is restricted (no UserPublic): the token carries what they may hold, but they cannot create tokens themselves.',
+        ),
+      );
     lines.push(`Secret (shown only once): ${style.green(token.secret)}`);
     return {
       json: {

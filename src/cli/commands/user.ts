@@ -1,5 +1,5 @@
 // tokend user …: create users and manage their privileges, bans and passwords.
-import { isBanned, UserPrivilege, userPrivilegeNames } from '../../auth/privileges.ts';
+import { isBanned, ownerHoldsNothing, UserPrivilege, userPrivilegeNames } from '../../auth/privileges.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import { refuseInPlace } from '../in-place.ts';
 import { explicitIdProblem, MAX_EXPLICIT_ID } from '../../store/ids.ts';
@@ -46,14 +46,17 @@ const userSummary = (user: Pick<UserRow, 'id' | 'username' | 'privileges'>) => (
 });
 
 /**
- * What a command that sets privileges says when they ban the user (isBanned decides): a text line, and
- * the `warning` field of its `--json` object. Nothing when they do not.
+ * What a command that sets privileges says when they ban or restrict the user (isBanned decides; whether
+ * their tokens still carry anything, ownerHoldsNothing): a text line, and the `warning` field of its
+ * `--json` object. Nothing when they do not.
  */
 function warnIfBanned(style: Style, privileges: number): { lines: string[]; json: { warning?: string } } {
   if (!isBanned(privileges)) return { lines: [], json: {} };
-  const warning =
-    `privileges ${privileges} ban the user (an active user holds both UserPublic and UserNormal): ` +
-    'they cannot log in and their tokens carry no privileges; "tokend user unban" lifts the ban.';
+  const warning = ownerHoldsNothing(privileges)
+    ? `privileges ${privileges} ban the user (an active user holds both UserPublic and UserNormal): ` +
+      'they cannot log in and their tokens carry no privileges; "tokend user unban" lifts the ban.'
+    : `privileges ${privileges} restrict the user (UserNormal without UserPublic): they cannot log in ` +
+      'or create tokens, and their tokens keep what their privileges allow; "tokend user unban" lifts it.';
   return { lines: [style.yellow(`Warning: ${warning}`)], json: { warning } };
 }
 

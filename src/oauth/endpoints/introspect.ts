@@ -1,10 +1,13 @@
 // POST /oauth/introspect (RFC 7662): a confidential client asks whether a token is active. A client
 // sees only tokens issued to itself; any other, and every revoked or expired one, is {"active": false}.
 // A client credentials token (no user) is active without sub or username; a banned owner's is inactive.
+// An access token acts for its user by the rule of every token used (ownerHoldsNothing: inactive for a
+// user without UserNormal; a restricted user's is active, with what limit() leaves); a refresh token is
+// active only while it could be exchanged, which a banned or restricted user's cannot (isBanned).
 // An access token is found through the credential core, as an API request's bearer token is.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isLive } from '../../auth/live.ts';
-import { effectivePrivileges, isBanned } from '../../auth/privileges.ts';
+import { effectivePrivileges, isBanned, ownerHoldsNothing } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
 import { authenticateClient } from '../client-auth.ts';
 import type { OAuthDeps } from '../deps.ts';
@@ -54,7 +57,7 @@ async function findLiveToken(
     };
     if (bearer.kind === 'client') return { ...common, user: undefined, banned: bearer.ownerBanned };
     const user = { id: bearer.userId, username: bearer.username, privileges: bearer.userPrivileges };
-    return { ...common, user, banned: isBanned(user.privileges) };
+    return { ...common, user, banned: ownerHoldsNothing(user.privileges) };
   };
   const asRefresh = async (): Promise<TokenFacts | undefined> => {
     const row = await findRefreshTokenByHash(deps.db, sha256Hex(token));
