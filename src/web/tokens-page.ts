@@ -326,7 +326,7 @@ export async function tokensPageRoutes(
         expiry,
       });
 
-    const descriptionRefused = descriptionProblem(description, store.schema);
+    const descriptionRefused = descriptionProblem(description, store.layout);
     if (descriptionRefused !== undefined)
       return again(`The description ${descriptionRefused}.`, 'description');
     const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
+import type { Backend } from './dialects.ts';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
@@ -145,8 +146,8 @@ export interface CliHarness {
   app(): Promise<FastifyInstance>;
 }
 
-export async function cliHarness(t: TestContext, dialect: 'sqlite' | 'postgres' | 'mysql' = 'sqlite') {
-  const database = await createTestDatabase(dialect);
+export async function cliHarness(t: TestContext, backend: Backend = 'sqlite') {
+  const database = await createTestDatabase(backend);
   let app: FastifyInstance | undefined;
   t.after(async () => {
     await app?.close();
@@ -154,8 +155,7 @@ export async function cliHarness(t: TestContext, dialect: 'sqlite' | 'postgres' 
   });
   const harness: CliHarness = {
     database,
-    cli: (args, options = {}) =>
-      runCli(args, { ...options, env: { DATABASE_URL: database.url, ...options.env } }),
+    cli: (args, options = {}) => runCli(args, { ...options, env: { ...database.env, ...options.env } }),
     async json(args, options = {}) {
       const r = await harness.cli([...args, '--json'], options);
       if (r.code !== 0) throw new Error(`tokend ${args.join(' ')} exited ${r.code}: ${r.stderr}`);

@@ -1,14 +1,14 @@
 // tokend in place on a Ripple-family database (DATABASE_SCHEMA=ripple): a fresh MariaDB/MySQL database of
-// the test's own made with the family's users and tokens tables (docs/ripple-schema.sql), tokend's additions applied as
-// `tokend migrate` applies them, and apps on it; plus SQL run the way the family's programs run it.
+// the test's own in the family's form (docs/ripple-schema.sql: latin1, the family's users and tokens
+// tables), tokend's additions applied as `tokend migrate` applies them, and apps on it; plus a connection
+// for SQL run the way the family's programs run it.
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createConnection, type Connection } from 'mysql2/promise';
 import { loadConfig, type Config, type DatabaseConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { migrateDatabase, openStore, type Store } from '../../src/store/database.ts';
-import { createTestDatabase, type TestDatabase } from './databases.ts';
-import { createRippleTables } from './ripple-schema.ts';
+import { createFamilyDatabase, type TestDatabase } from './databases.ts';
 
 export interface FamilyDatabase {
   database: TestDatabase;
@@ -17,17 +17,31 @@ export interface FamilyDatabase {
   family: Connection;
 }
 
-/** A fresh database with the family's tables, dropped after the test; tokend's additions not applied. */
+/** A fresh database of the family's form, dropped after the test; tokend's additions not applied. */
 export async function familyDatabase(t: TestContext): Promise<FamilyDatabase> {
-  const database = await createTestDatabase('mysql');
+  const database = await createFamilyDatabase();
   const family = await createConnection({ uri: database.url });
   t.after(async () => {
     await family.end();
     await database.drop();
   });
-  await createRippleTables(family);
-  if (database.config.kind !== 'mysql') throw new Error('a family database is MySQL or MariaDB');
-  return { database, config: { ...database.config, schema: 'ripple' }, family };
+  return {
+    database: { ...database, env: { ...database.env, DATABASE_SCHEMA: 'ripple' } },
+    config: { ...database.config, schema: 'ripple' },
+    family,
+  };
+}
+
+/**
+ * A fresh database of the family's form and a connection to write it as the family does, both closed
+ * after the test: a source for `tokend import-ripple`.
+ */
+export async function createRippleSource(t: TestContext): Promise<{ url: string; connection: Connection }> {
+  const source = await createFamilyDatabase();
+  t.after(() => source.drop());
+  const connection = await createConnection({ uri: source.url });
+  t.after(() => connection.end());
+  return { url: source.url, connection };
 }
 
 export interface InPlaceApp {
