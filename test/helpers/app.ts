@@ -44,10 +44,13 @@ export interface Harness {
   /** Requests under {base_url}/v1 (pass a path like '/tokens'). */
   api(options: InjectOptions & { path: string }): Promise<LightMyRequestResponse>;
   /**
-   * A user with a password (bcrypt of its MD5 hex, version 2 unless given), written into the users table:
-   * by tokend's repository, or in place as the family's website signs one up (hanayo's INSERT).
+   * A user with a password (bcrypt of its MD5 hex, version 2 unless given; `passwordHash` stores one
+   * already made), written into the users table: by tokend's repository, or in place as the family's
+   * website signs one up (hanayo's INSERT).
    */
-  createUser(user?: Partial<TestUser> & { privileges?: number; passwordVersion?: number }): Promise<TestUser>;
+  createUser(
+    user?: Partial<TestUser> & { privileges?: number; passwordVersion?: number; passwordHash?: string },
+  ): Promise<TestUser>;
   /**
    * A token row written straight to the database: a fixture, so no limit() and no cap apply (tests use it
    * to stand for tokens stored before their owner was demoted). Tokens made by tokend go through mintToken.
@@ -106,13 +109,14 @@ export async function openHarness(
           password,
           privileges: user.privileges ?? ACTIVE,
           passwordVersion: user.passwordVersion ?? CURRENT_PASSWORD_VERSION,
+          passwordHash: user.passwordHash,
         });
         return { id, username, password };
       }
       const id = await insertUser(store.db, {
         id: user.id,
         username,
-        passwordHash: await hasher.hash(password),
+        passwordHash: user.passwordHash ?? (await hasher.hash(password)),
         passwordVersion: user.passwordVersion ?? CURRENT_PASSWORD_VERSION,
         privileges: user.privileges ?? ACTIVE,
         now: nowSeconds(),

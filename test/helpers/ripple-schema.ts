@@ -52,6 +52,8 @@ export interface WebsiteUser {
   username: string;
   /** the password to hash as the website does; `null` writes an empty password_md5 (the family's bots) */
   password: string | null;
+  /** the stored form of the password, when already made (a costlier bcrypt); `password` is then unused */
+  passwordHash?: string;
   privileges: number;
   /** 2 (the website's) unless given; version 1 stores the unsalted MD5 hex */
   passwordVersion?: number;
@@ -67,11 +69,12 @@ export interface WebsiteUser {
 export async function signUpOnWebsite(connection: Connection, user: WebsiteUser): Promise<number> {
   const version = user.passwordVersion ?? 2;
   const hash =
-    user.password === null
+    user.passwordHash ??
+    (user.password === null
       ? ''
       : version === 1
         ? md5(user.password)
-        : await familyPasswordHash(user.password);
+        : await familyPasswordHash(user.password));
   const [result] = await connection.query<ResultSetHeader>(
     `INSERT INTO users (id, username, username_safe, password_md5, salt, email, register_datetime, privileges, password_version)
      VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)`,

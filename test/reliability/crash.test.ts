@@ -69,7 +69,7 @@ async function killedUnderLoad(t: TestContext, dialect: Backend) {
   const database = await createTestDatabase(dialect);
   t.after(() => database.drop());
   const users = await seedUsers(database.config, 4);
-  const env = { ...ENV, DATABASE_URL: database.url };
+  const env = { ...ENV, ...database.env };
   const server = await startTokend(env);
   t.after(() => server.kill());
   const { acknowledged } = await createUntilKilled(server, users);
