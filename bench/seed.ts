@@ -148,7 +148,7 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
   // In place (DATABASE_SCHEMA=ripple) the rows go into the family's own tables, in its columns and
   // types, as its website writes a user (`salt` '', an email, the registration time: columns without a
   // default): `user` as text, the token's SHA-256 in `token` as tokend writes it, the password as version 2.
-  const family = store.schema === 'ripple';
+  const family = store.layout.schema === 'ripple';
   await insertBatches(
     db,
     dialect,

@@ -16,7 +16,7 @@ import {
   readFamilyCharsets,
 } from './ripple.ts';
 import type { UnknownRow } from 'kysely';
-import { TOKEND_LAYOUT, familyLayout, type DatabaseSchema, type StoreLayout } from './layout.ts';
+import { TOKEND_LAYOUT, databaseSchemaOf, familyLayout, type StoreLayout } from './layout.ts';
 import { migrationStatements } from './dry-run.ts';
 import { asOpenError } from './open-errors.ts';
 import type { OpenedDatabase, PoolLimits } from './drivers/driver.ts';
@@ -27,15 +27,14 @@ import { mysqlKysely, openMysql } from './drivers/mysql.ts';
 export type { Db, Dialect, PoolName, PoolStats } from './types.ts';
 
 export type { DatabaseSchema, StoreLayout } from './layout.ts';
-
-export const databaseSchemaOf = (config: DatabaseConfig): DatabaseSchema =>
-  config.kind === 'mysql' && config.schema === 'ripple' ? 'ripple' : 'tokend';
+export { databaseSchemaOf } from './layout.ts';
 
 export interface Store {
   readonly db: Db;
-  /** tokend's own tables, or a Ripple-family database's in place (src/store/ripple.ts) */
-  readonly schema: DatabaseSchema;
-  /** what the store's tables are like, where the two schemas differ (src/store/layout.ts) */
+  /**
+   * What the store's tables are like, where tokend's own and a Ripple-family database's in place
+   * (src/store/ripple.ts) differ: the one object rules outside the store ask (src/store/layout.ts).
+   */
   readonly layout: StoreLayout;
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
@@ -198,7 +197,6 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
   }
   return {
     db,
-    schema,
     layout,
     async ping() {
       await db.selectFrom('users').select('id').limit(1).execute();

@@ -17,15 +17,15 @@ import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { familyTokenHash, hashTokenSecret, legacyTokenHash } from '../../src/auth/secret.ts';
 
-const tokenLookup = (store: Pick<Store, 'db' | 'hotQuery' | 'schema'>) =>
+const tokenLookup = (store: Pick<Store, 'db' | 'hotQuery' | 'layout'>) =>
   credentialLookup(store, nowSeconds, bearerTokens).token;
 
 /** The store's lookups, counting the queries they run (`queries()`). */
-function countingQueries(store: Pick<Store, 'db' | 'hotQuery' | 'schema'>) {
+function countingQueries(store: Pick<Store, 'db' | 'hotQuery' | 'layout'>) {
   let ran = 0;
-  const counting: Pick<Store, 'db' | 'hotQuery' | 'schema'> = {
+  const counting: Pick<Store, 'db' | 'hotQuery' | 'layout'> = {
     db: store.db,
-    schema: store.schema,
+    layout: store.layout,
     hotQuery<Row>(sqlText: string) {
       const read = store.hotQuery<Row>(sqlText);
       return (parameters: readonly unknown[]) => {
