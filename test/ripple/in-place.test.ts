@@ -774,7 +774,10 @@ describe(
       const dry = await runCli(['migrate', '--dry-run'], { env });
       assert.equal(dry.code, 0, dry.stderr);
       for (const statement of FAMILY_CHANGES) assert.ok(dry.stdout.includes(statement), statement);
-      assert.match(dry.stdout, /create table `tokend_oauth_clients`/);
+      assert.match(
+        dry.stdout,
+        /create table `tokend_oauth_clients` .* DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin/,
+      );
       assert.equal(await createTable(db), before, '--dry-run changes nothing');
 
       const applied = await runCli(['migrate', '--json'], { env });
