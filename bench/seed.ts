@@ -146,8 +146,9 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
   }
 
   // In place (DATABASE_SCHEMA=ripple) the rows go into the family's own tables, in its columns and
-  // types: `user` as text, the token's SHA-256 in `token` as tokend writes it, the password as version 2.
-  const family = store.schema === 'ripple';
+  // types, as its website writes a user (`salt` '', an email, the registration time: columns without a
+  // default): `user` as text, the token's SHA-256 in `token` as tokend writes it, the password as version 2.
+  const family = store.layout.schema === 'ripple';
   await insertBatches(
     db,
     dialect,
@@ -162,6 +163,7 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
           ['password_version', 'int'],
           ['register_datetime', 'bigint'],
           ['email', 'text'],
+          ['salt', 'text'],
         ]
       : [
           ['id', 'int'],
@@ -177,7 +179,7 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
       const id = i + 1;
       const name = `bench_user_${id}`;
       const row = [id, name, name, id === ADMIN_USER_ID ? ADMIN : NORMAL, passwordHash, 2, now];
-      return family ? [...row, `${name}@bench.invalid`] : row;
+      return family ? [...row, `${name}@bench.invalid`, ''] : row;
     },
   );
   let overLimit = 0;

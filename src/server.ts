@@ -9,6 +9,7 @@ import { flushLog } from './http/logging.ts';
 import { isClusterPrimary, runPrimary } from './cluster.ts';
 import { drain } from './health/drain.ts';
 import { redactDatabaseUrl } from './store/open-errors.ts';
+import { databaseSchemaOf } from './store/layout.ts';
 import { hasAnyUser } from './users/repository.ts';
 import { describeUnknownVariable, unknownVariables } from './unknown-variables.ts';
 
@@ -71,7 +72,7 @@ export function describeDatabase(database: DatabaseConfig): string {
     case 'postgres':
       return `PostgreSQL at ${redactDatabaseUrl(database.url)}`;
     case 'mysql':
-      return database.schema === 'ripple'
+      return databaseSchemaOf(database) === 'ripple'
         ? `the Ripple-family database at ${redactDatabaseUrl(database.url)}, in place (DATABASE_SCHEMA=ripple)`
         : `MySQL/MariaDB at ${redactDatabaseUrl(database.url)}`;
   }
@@ -117,8 +118,8 @@ async function announce(app: FastifyInstance, config: Config): Promise<void> {
     (any) => !any,
     () => false,
   );
-  // In place the users are the family's: tokend makes none there (src/cli/in-place.ts).
-  if (empty && app.tokend.store.schema === 'tokend')
+  // In place the users are the family's: tokend makes none there (StoreLayout.makesUsers).
+  if (empty && app.tokend.store.layout.makesUsers)
     app.log.info(`no user exists yet; create the first one with: ${createUserCommand(config.database)}`);
 }
 

@@ -147,7 +147,7 @@ export interface BearerRow {
   user_privileges: number;
 }
 
-type LookupStore = Pick<Store, 'db' | 'hotQuery' | 'schema'>;
+type LookupStore = Pick<Store, 'db' | 'hotQuery' | 'layout'>;
 type Hashed<Row> = Row & { token_hash: string };
 
 /**
@@ -243,8 +243,10 @@ export function credentialLookup(
     .where(liveAt('tokens', NOW_PARAMETER));
   // Read with the current time first (the expiry rule's parameter), then the hashes.
   const readTokens = hotReadAnyOf<Hashed<TokenWithOwner>>(store, tokens, 'tokens.token_hash');
-  const inPlace = store.schema === 'ripple';
-  const md5FormOf = inPlace ? familyTokenHash : legacyTokenHash;
+  // In place a row found by the MD5 form is one of the family's own tokens, kept as it is; elsewhere one
+  // import-ripple copied, whose hash is replaced (StoreLayout.familyTokens).
+  const { familyTokens } = store.layout;
+  const md5FormOf = familyTokens ? familyTokenHash : legacyTokenHash;
   // Replaces a legacy hash found by a lookup; a failure leaves it for the token's next use.
   const upgrade = (id: number, legacy: string, sha: string) =>
     store.db
@@ -262,7 +264,7 @@ export function credentialLookup(
     for (const row of rows) {
       row.at = at;
       row.md5Form = row.token_hash.length !== hashes[0]!.length;
-      row.familyToken = inPlace && row.md5Form;
+      row.familyToken = familyTokens && row.md5Form;
     }
     const byHash = new Map(rows.map((row) => [row.token_hash, row]));
     const writes: Array<Promise<unknown>> = [];
@@ -272,7 +274,7 @@ export function credentialLookup(
       const old = byHash.get(legacy[i]!);
       if (old) {
         byHash.set(hashes[i]!, old);
-        if (!inPlace) writes.push(upgrade(old.id, legacy[i]!, hashes[i]!));
+        if (!familyTokens) writes.push(upgrade(old.id, legacy[i]!, hashes[i]!));
       }
       return old;
     });

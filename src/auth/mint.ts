@@ -5,7 +5,7 @@
 // SHA-256. No other module inserts into the tokens table. Here too is the rule for how many live
 // credentials of one kind an owner may hold: beyond the bound, the oldest end (endOldestBeyond).
 import { sql } from 'kysely';
-import type { DatabaseSchema, Db } from '../store/database.ts';
+import type { Db, StoreLayout } from '../store/database.ts';
 import { forUpdate, insertReturningId } from '../store/sql-dialect.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { deleteInBatches } from '../store/batches.ts';
@@ -58,10 +58,10 @@ export interface MintedToken {
 
 export interface TokenRequest {
   /**
-   * The tables the token goes into (the store's `schema`): in place on a Ripple-family database a public
+   * The tables the token goes into (the store's layout): in place on a Ripple-family database a public
    * token is stored as the family stores its tokens (storedSecretHash), so the family's API accepts it.
    */
-  schema: DatabaseSchema;
+  layout: StoreLayout;
   userId: number;
   /** the privileges asked for; the token gets limit(requested, owner's current privileges) */
   requested: number;
@@ -169,7 +169,7 @@ export async function mintToken(
         expiresAt: request.expiresAt ?? null,
       },
       newSecret,
-      storedSecretHash(request.schema, { private: request.private }),
+      storedSecretHash(request.layout, { private: request.private }),
     );
     await recordEvent(trx, request.act, {
       userId: request.userId,

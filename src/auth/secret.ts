@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { DatabaseSchema } from '../store/database.ts';
+import type { StoreLayout } from '../store/database.ts';
 
 /** 32 lower-case hex characters: 128 bits from the CSPRNG. */
 export const newTokenSecret = (): string => randomBytes(16).toString('hex');
@@ -44,10 +44,10 @@ export const familyTokenHash = (secret: string): string => hash('md5', secret, '
  * token of tokend's own database.
  */
 export function storedSecretHash(
-  schema: DatabaseSchema,
+  layout: StoreLayout,
   credential: { private: boolean },
 ): (secret: string) => string {
-  return schema === 'ripple' && !credential.private ? familyTokenHash : hashTokenSecret;
+  return layout.familyTokens && !credential.private ? familyTokenHash : hashTokenSecret;
 }
 
 /**

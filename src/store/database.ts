@@ -13,8 +13,10 @@ import {
   inPlaceMigrations,
   inPlaceTables,
   numericUserIds,
+  readFamilyCharsets,
 } from './ripple.ts';
 import type { UnknownRow } from 'kysely';
+import { TOKEND_LAYOUT, databaseSchemaOf, familyLayout, type StoreLayout } from './layout.ts';
 import { migrationStatements } from './dry-run.ts';
 import { asOpenError } from './open-errors.ts';
 import type { OpenedDatabase, PoolLimits } from './drivers/driver.ts';
@@ -24,16 +26,16 @@ import { mysqlKysely, openMysql } from './drivers/mysql.ts';
 
 export type { Db, Dialect, PoolName, PoolStats } from './types.ts';
 
-/** Which tables a store serves from: tokend's own, or a Ripple-family database's in place (DATABASE_SCHEMA). */
-export type DatabaseSchema = 'tokend' | 'ripple';
-
-export const databaseSchemaOf = (config: DatabaseConfig): DatabaseSchema =>
-  config.kind === 'mysql' && config.schema === 'ripple' ? 'ripple' : 'tokend';
+export type { DatabaseSchema, StoreLayout } from './layout.ts';
+export { databaseSchemaOf } from './layout.ts';
 
 export interface Store {
   readonly db: Db;
-  /** tokend's own tables, or a Ripple-family database's in place (src/store/ripple.ts) */
-  readonly schema: DatabaseSchema;
+  /**
+   * What the store's tables are like, where tokend's own and a Ripple-family database's in place
+   * (src/store/ripple.ts) differ: the one object rules outside the store ask (src/store/layout.ts).
+   */
+  readonly layout: StoreLayout;
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -173,20 +175,29 @@ export async function openStore(config: DatabaseConfig, options: OpenOptions = {
     queryTimeoutMs: timeoutMs,
   });
   const schema = databaseSchemaOf(config);
-  const db = schema === 'ripple' ? opened.db.withPlugin(inPlaceTables()) : opened.db;
+  let db = opened.db;
+  let layout = TOKEND_LAYOUT;
   try {
     // An in-memory SQLite database exists only on its own handle.
     if (options.migrate !== false)
       await (config.kind === 'sqlite' && config.path === ':memory:'
         ? migrateToLatest(db, config.kind)
         : migrateDatabase(config, { timeoutMs }));
+    // In place: the family's columns' character sets, read once, decide which values reach them.
+    if (schema === 'ripple') {
+      const charsets = await readFamilyCharsets(opened.db).catch((err: unknown) => {
+        throw asOpenError(err, config, timeoutMs);
+      });
+      db = opened.db.withPlugin(inPlaceTables(charsets));
+      layout = familyLayout(charsets);
+    }
   } catch (err) {
     await opened.close().catch(() => {});
     throw err;
   }
   return {
     db,
-    schema,
+    layout,
     async ping() {
       await db.selectFrom('users').select('id').limit(1).execute();
     },

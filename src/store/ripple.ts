@@ -8,20 +8,30 @@
 // tokend never drops or rewrites a family table or column. What it adds to the family's `tokens` (four
 // nullable or defaulted columns, three indexes) is FAMILY_CHANGES, applied by `tokend migrate` after
 // `tokend migrate --dry-run` has shown it, and undone by FAMILY_CHANGES_UNDONE (docs/compatibility.md).
+import type { ValueListNode } from 'kysely';
 import {
   AndNode,
+  BinaryOperationNode,
   OperationNodeTransformer,
+  OperatorNode,
+  RawNode,
   WhereNode,
   type UpdateQueryNode,
   PrimitiveValueListNode,
   TableNode,
   ValueNode,
-  type BinaryOperationNode,
+  type AliasNode,
   type ColumnDefinitionNode,
+  type CreateTableNode,
+  type DeleteQueryNode,
+  type InsertQueryNode,
+  type JoinNode,
+  type SelectQueryNode,
   type KyselyPlugin,
   type OperationNode,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
+  type QueryId,
   type QueryResult,
   type RootOperationNode,
   type UnknownRow,
@@ -31,6 +41,7 @@ import {
 import type { Migration } from 'kysely/migration';
 import type { Database } from './schema.ts';
 import { MIGRATIONS, securityLogTable, type MigrationFactory } from './migrations.ts';
+import { charsetHolds } from './charsets.ts';
 
 /** Every table of tokend's own in a family database is named with this prefix (views included). */
 export const TOKEND_TABLE_PREFIX = 'tokend_';
@@ -163,7 +174,68 @@ export const COVERED_BY_FAMILY_CHANGES = new Set([
 /** The migration that applies FAMILY_CHANGES: until it has run, tokend has made nothing on the database. */
 export const FAMILY_CHANGES_MIGRATION = '0000_ripple_in_place';
 
-/** The in-place mode's migrations, in order: the family's additions first, then tokend's own tables. */
+/**
+ * The character set and collation of every table tokend makes in a family database, whatever the
+ * database's default (the family's is latin1, which cannot hold an application's name in Japanese, nor
+ * the security log's "→"). Binary: an id or a hash matches only itself, as on SQLite and PostgreSQL.
+ */
+export const OWN_TABLE_CHARSET = 'utf8mb4';
+export const OWN_TABLE_COLLATION = 'utf8mb4_bin';
+const OWN_TABLE_OPTIONS = `DEFAULT CHARSET=${OWN_TABLE_CHARSET} COLLATE=${OWN_TABLE_COLLATION}`;
+
+/**
+ * tokend's own tables as the in-place migrations before 0019 left them, made before their CREATE TABLE
+ * named a character set: in the database's default one.
+ */
+const OWN_TABLES_BEFORE_0019 = [
+  'oauth_clients',
+  'oauth_codes',
+  'oauth_access_tokens',
+  'oauth_refresh_tokens',
+  'oauth_consents',
+  'token_reveals',
+  'security_log',
+] as const;
+
+/**
+ * The foreign keys between tokend's own tables that join text columns (each OAuth table's `client_id` to
+ * its application), as the in-place migrations before 0019 made them: MariaDB and MySQL named each
+ * `<table>_ibfk_1` (its one foreign key in place: those to the family's tables are left out).
+ */
+const CLIENT_KEYS = ['oauth_codes', 'oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_consents'].map(
+  (table) => ({ table: `${TOKEND_TABLE_PREFIX}${table}`, key: `${TOKEND_TABLE_PREFIX}${table}_ibfk_1` }),
+);
+
+/**
+ * Migration 0019 in place: tokend's own tables made before their CREATE TABLE named a character set are
+ * converted to it (in a latin1 family database they were latin1). A column a foreign key joins cannot
+ * change its character set while the key is there, so the keys on `client_id` are dropped first and made
+ * again, the same, after. Nothing of the family's is touched. On tables made in utf8mb4 it changes
+ * nothing but rebuilds them.
+ */
+export const OWN_TABLES_CONVERTED: readonly string[] = [
+  ...CLIENT_KEYS.map(({ table, key }) => `ALTER TABLE ${table} DROP FOREIGN KEY ${key}`),
+  ...OWN_TABLES_BEFORE_0019.map(
+    (table) =>
+      `ALTER TABLE ${TOKEND_TABLE_PREFIX}${table} CONVERT TO CHARACTER SET ${OWN_TABLE_CHARSET} COLLATE ${OWN_TABLE_COLLATION}`,
+  ),
+  ...CLIENT_KEYS.map(
+    ({ table, key }) =>
+      `ALTER TABLE ${table} ADD CONSTRAINT ${key} FOREIGN KEY (client_id) ` +
+      `REFERENCES ${TOKEND_TABLE_PREFIX}oauth_clients (id) ON DELETE CASCADE`,
+  ),
+];
+
+const ownTablesConverted: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    for (const statement of OWN_TABLES_CONVERTED) await sql.raw(statement).execute(db);
+  },
+});
+
+/**
+ * The in-place mode's migrations, in order: the family's additions first, then tokend's own tables, then
+ * those tables in utf8mb4 where an earlier tokend made them in the database's default character set.
+ */
 export const IN_PLACE_MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   [FAMILY_CHANGES_MIGRATION, familyChanges],
   ...MIGRATIONS.filter(([name]) => OWN_TABLE_MIGRATIONS.has(name)).map(
@@ -172,6 +244,7 @@ export const IN_PLACE_MIGRATIONS: ReadonlyArray<readonly [string, MigrationFacto
       name === '0018_security_log' ? securityLogTable : make,
     ],
   ),
+  ['0019_in_place_utf8mb4', ownTablesConverted],
 ];
 
 /** The tables tokend names in its queries, each with the name it has in a family database. */
@@ -194,36 +267,150 @@ const PREFIXED: ReadonlyMap<string, string> = new Map(
   ).map((name) => [name, `${TOKEND_TABLE_PREFIX}${name}`]),
 );
 
-/** The family tables behind tokend's `users` and `tokens`, which a table of tokend's never references. */
-const FAMILY_TABLES = new Set(['users', 'tokens']);
+/**
+ * The family's tables behind tokend's `users` and `tokens` (the views), each with the view's text
+ * columns: the family's own columns (and the ones FAMILY_CHANGES added to its `tokens`), in the
+ * character set of the family's table. `user_id` is the family's `tokens.user`, the owner's id as text.
+ */
+export const FAMILY_TEXT_COLUMNS = {
+  users: ['username', 'username_safe', 'password_hash'],
+  tokens: ['user_id', 'description', 'token_hash', 'last_address', 'password_fingerprint'],
+} as const satisfies { [T in 'users' | 'tokens']: ReadonlyArray<keyof Database[T]> };
+
+type FamilyTable = keyof typeof FAMILY_TEXT_COLUMNS;
+
+/** The character set of each text column of the views, as the family database has it: `users.username` → latin1. */
+export type FamilyCharsets = ReadonlyMap<string, string>;
+
+/** The family's own form (docs/ripple-schema.sql): every text column latin1. */
+export const FAMILY_FORM_CHARSETS: FamilyCharsets = new Map(
+  Object.entries(FAMILY_TEXT_COLUMNS).flatMap(([table, columns]) =>
+    columns.map((column) => [`${table}.${column}`, 'latin1'] as const),
+  ),
+);
+
+/**
+ * The character set of each text column of the views, read once when a store opens (one query of
+ * information_schema): a family database may keep its tables in latin1 (the family's own dump), or have
+ * converted them (to utf8mb4, as some servers do).
+ */
+export async function readFamilyCharsets(db: AnyDb): Promise<FamilyCharsets> {
+  const rows = await sql<{ table_name: string; column_name: string; charset: string }>`
+    SELECT TABLE_NAME AS table_name, COLUMN_NAME AS column_name, CHARACTER_SET_NAME AS charset
+    FROM information_schema.COLUMNS
+    WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (${TOKEND_TABLE_PREFIX + 'users'}, ${TOKEND_TABLE_PREFIX + 'tokens'})
+      AND CHARACTER_SET_NAME IS NOT NULL`.execute(db);
+  const charsets = new Map(FAMILY_FORM_CHARSETS);
+  for (const row of rows.rows) {
+    const key = `${row.table_name.slice(TOKEND_TABLE_PREFIX.length)}.${row.column_name}`;
+    if (charsets.has(key)) charsets.set(key, row.charset);
+  }
+  return charsets;
+}
 
 const nameOf = (node: TableNode): string => node.table.identifier.name;
 
-const columnNameOf = (node: OperationNode): string | undefined => {
-  if (node.kind === 'ReferenceNode') {
-    const column = (node as unknown as { column: OperationNode }).column;
-    if (column.kind === 'ColumnNode') return (column as unknown as { column: { name: string } }).column.name;
-  }
-  if (node.kind === 'ColumnNode') return (node as unknown as { column: { name: string } }).column.name;
-  return undefined;
-};
+const isFamilyTable = (name: string): name is FamilyTable => Object.hasOwn(FAMILY_TEXT_COLUMNS, name);
 
-const asText = (value: unknown): unknown => (typeof value === 'number' ? String(value) : value);
+const familyHas = (table: FamilyTable, column: string): boolean =>
+  (FAMILY_TEXT_COLUMNS[table] as readonly string[]).includes(column);
+
+/** The tables one query (or subquery) reads: each alias or name it may qualify a column with → the table. */
+type Scope = Map<string, string>;
+
+/** Adds a FROM or JOIN item (a table, or an aliased table) to a scope; subqueries add nothing. */
+function addToScope(scope: Scope, node: OperationNode | undefined): void {
+  if (node === undefined) return;
+  if (node.kind === 'TableNode') {
+    const name = nameOf(node as TableNode);
+    scope.set(name, name);
+  } else if (node.kind === 'AliasNode') {
+    const aliased = node as AliasNode;
+    if (aliased.node.kind !== 'TableNode' || aliased.alias.kind !== 'IdentifierNode') return;
+    scope.set((aliased.alias as unknown as { name: string }).name, nameOf(aliased.node as TableNode));
+  }
+}
+
+const joinsOf = (joins: ReadonlyArray<JoinNode> | undefined): OperationNode[] =>
+  (joins ?? []).map((join) => join.table);
+
+/** What a comparison's operand is: a column of a family view (with its table), or anything else. */
+interface FamilyColumn {
+  table: FamilyTable;
+  column: string;
+}
 
 /**
- * Table names → the family database's, and each value compared with a `user_id` column as text. The
- * family's `tokens.user` is text: compared with a number, MySQL casts every row's text to a number and
- * the index on `user` cannot serve (a full scan per listing); compared with the id as text it can. On
- * tokend's own tables, whose user_id is an integer, MySQL turns the text back into the same number.
+ * Operators under which a value the column cannot hold leaves every row in (a column never equals what
+ * it cannot hold). Under every other operator (=, IN, LIKE, <, …) it leaves every row out: NULL.
+ */
+const DIFFERING = new Set(['!=', '<>', 'not in', 'not like', 'is not']);
+
+/** Always true, whatever is compared: `? = ?` with 1 and 1. */
+const ALWAYS = (): BinaryOperationNode =>
+  BinaryOperationNode.create(ValueNode.create(1), OperatorNode.create('='), ValueNode.create(1));
+
+/**
+ * Table names → the family database's; and each value compared with one of the family's text columns
+ * made one the column can take, decided once here for every query:
+ * - an id compared with `user_id` goes as text. The family's `tokens.user` is text: compared with a
+ *   number, MySQL casts every row's text to a number and the index on `user` cannot serve (a full scan
+ *   per listing); compared with the id as text it can.
+ * - a text the column's character set cannot hold (a name in Japanese against the family's latin1
+ *   `username_safe`) never matches, rather than failing the statement: it becomes NULL in a comparison
+ *   that looks for it (=, IN, LIKE), and the comparison is true where it looks for anything else (<>,
+ *   NOT IN). The query is the same statement with the same parameters' places, so no index is lost and
+ *   no query is added.
+ * Only the family's tables are rewritten: a column of tokend's own tables (their `user_id` is an integer,
+ * their text utf8mb4) is compared as it is. A column is the family's when it is qualified with a family
+ * table (or its alias) of the query, or, unqualified, when a family table of the innermost query that
+ * has it is there (SQL reads an unqualified name in the innermost query first).
  */
 class InPlaceTransformer extends OperationNodeTransformer {
+  private readonly charsets: FamilyCharsets;
+  private readonly scopes: Scope[] = [];
+
+  constructor(charsets: FamilyCharsets) {
+    super();
+    this.charsets = charsets;
+  }
+
+  private within<T>(tables: ReadonlyArray<OperationNode | undefined>, transform: () => T): T {
+    const scope: Scope = new Map();
+    for (const table of tables) addToScope(scope, table);
+    this.scopes.push(scope);
+    try {
+      return transform();
+    } finally {
+      this.scopes.pop();
+    }
+  }
+
+  protected override transformSelectQuery(node: SelectQueryNode, queryId?: QueryId): SelectQueryNode {
+    return this.within([...(node.from?.froms ?? []), ...joinsOf(node.joins)], () =>
+      super.transformSelectQuery(node, queryId),
+    );
+  }
+
+  protected override transformDeleteQuery(node: DeleteQueryNode, queryId?: QueryId): DeleteQueryNode {
+    return this.within([...node.from.froms, ...(node.using?.tables ?? []), ...joinsOf(node.joins)], () =>
+      super.transformDeleteQuery(node, queryId),
+    );
+  }
+
+  protected override transformInsertQuery(node: InsertQueryNode, queryId?: QueryId): InsertQueryNode {
+    return this.within([node.into], () => super.transformInsertQuery(node, queryId));
+  }
+
   protected override transformTable(node: TableNode): TableNode {
     const name = PREFIXED.get(nameOf(node));
     return name === undefined || node.table.schema !== undefined ? node : TableNode.create(name);
   }
 
-  protected override transformUpdateQuery(node: UpdateQueryNode): UpdateQueryNode {
-    const transformed = super.transformUpdateQuery(node);
+  protected override transformUpdateQuery(node: UpdateQueryNode, queryId?: QueryId): UpdateQueryNode {
+    const transformed = this.within([node.table, ...(node.from?.froms ?? []), ...joinsOf(node.joins)], () =>
+      super.transformUpdateQuery(node, queryId),
+    );
     const table = node.table;
     if (table?.kind !== 'TableNode' || nameOf(table as TableNode) !== 'tokens') return transformed;
     const where = transformed.where
@@ -232,35 +419,108 @@ class InPlaceTransformer extends OperationNodeTransformer {
     return { ...transformed, where };
   }
 
-  protected override transformBinaryOperation(node: BinaryOperationNode): BinaryOperationNode {
-    const transformed = super.transformBinaryOperation(node);
-    if (columnNameOf(transformed.leftOperand) !== 'user_id') return transformed;
+  /** The family column an operand names, or undefined (a column of tokend's own tables, a value, …). */
+  private familyColumn(node: OperationNode): FamilyColumn | undefined {
+    let qualifier: string | undefined;
+    let column: string;
+    if (node.kind === 'ReferenceNode') {
+      const reference = node as unknown as { table?: TableNode; column: OperationNode };
+      if (reference.column.kind !== 'ColumnNode') return undefined;
+      column = (reference.column as unknown as { column: { name: string } }).column.name;
+      qualifier = reference.table === undefined ? undefined : nameOf(reference.table);
+    } else if (node.kind === 'ColumnNode') {
+      column = (node as unknown as { column: { name: string } }).column.name;
+    } else return undefined;
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const scope = this.scopes[i]!;
+      if (qualifier !== undefined) {
+        const table = scope.get(qualifier);
+        if (table === undefined) continue;
+        return isFamilyTable(table) && familyHas(table, column) ? { table, column } : undefined;
+      }
+      const tables = [...new Set(scope.values())];
+      const family = tables.find((t): t is FamilyTable => isFamilyTable(t) && familyHas(t, column));
+      if (family !== undefined) return { table: family, column };
+      // a table of tokend's own here may have it: SQL reads it there
+      if (tables.some((t) => !isFamilyTable(t))) return undefined;
+    }
+    return undefined;
+  }
+
+  /** A value as the family column takes it: an id as text; a text it cannot hold as undefined. */
+  private asFamilyValue(value: unknown, column: FamilyColumn): { value: unknown } | undefined {
+    if (typeof value === 'number' && column.column === 'user_id') return { value: String(value) };
+    if (typeof value !== 'string') return { value };
+    const charset = this.charsets.get(`${column.table}.${column.column}`) ?? 'latin1';
+    return charsetHolds(charset)(value) ? { value } : undefined;
+  }
+
+  protected override transformBinaryOperation(
+    node: BinaryOperationNode,
+    queryId?: QueryId,
+  ): BinaryOperationNode {
+    const transformed = super.transformBinaryOperation(node, queryId);
+    const column = this.familyColumn(node.leftOperand);
+    if (column === undefined || transformed.operator.kind !== 'OperatorNode') return transformed;
+    const operator = (transformed.operator as OperatorNode).operator;
     const right = transformed.rightOperand;
-    if (right.kind === 'ValueNode')
-      return { ...transformed, rightOperand: ValueNode.create(asText((right as ValueNode).value)) };
-    if (right.kind === 'PrimitiveValueListNode')
-      return {
-        ...transformed,
-        rightOperand: PrimitiveValueListNode.create((right as PrimitiveValueListNode).values.map(asText)),
-      };
+    if (right.kind === 'ValueNode') {
+      const taken = this.asFamilyValue((right as ValueNode).value, column);
+      if (taken !== undefined) return { ...transformed, rightOperand: ValueNode.create(taken.value) };
+      if (DIFFERING.has(operator)) return ALWAYS();
+      return { ...transformed, rightOperand: ValueNode.create(null) };
+    }
+    if (right.kind === 'PrimitiveValueListNode' || right.kind === 'ValueListNode') {
+      const items: unknown[] =
+        right.kind === 'PrimitiveValueListNode'
+          ? [...(right as PrimitiveValueListNode).values]
+          : (right as ValueListNode).values.map((v) => (v.kind === 'ValueNode' ? (v as ValueNode).value : v));
+      if (items.some((item) => typeof item === 'object' && item !== null && 'kind' in item))
+        return transformed; // a list holding expressions: left as it is
+      const taken = items.map((item) => this.asFamilyValue(item, column));
+      const kept = taken.filter((t) => t !== undefined).map((t) => t.value);
+      if (DIFFERING.has(operator) && kept.length === 0) return ALWAYS();
+      // looked for: what the column cannot hold is NULL (never equal); not looked for: left out
+      const values = DIFFERING.has(operator) ? kept : taken.map((t) => (t === undefined ? null : t.value));
+      return { ...transformed, rightOperand: PrimitiveValueListNode.create(values) };
+    }
     return transformed;
   }
 }
 
 /**
  * The same, for migrations: a foreign key of tokend's own tables to the family's `users` or `tokens` is
- * left out. The family's programs delete users and tokens without knowing tokend's tables, and may keep
+ * left out, and every table tokend makes is made in utf8mb4 (OWN_TABLE_CHARSET), whatever the database's
+ * default. The family's programs delete users and tokens without knowing tokend's tables, and may keep
  * them in a storage engine without foreign keys; every query of tokend joins the owner or the token it
  * needs, so a row whose user or token the family deleted is never used.
  */
 class InPlaceMigrationTransformer extends InPlaceTransformer {
-  protected override transformColumnDefinition(node: ColumnDefinitionNode): ColumnDefinitionNode {
+  constructor() {
+    super(FAMILY_FORM_CHARSETS);
+  }
+
+  protected override transformColumnDefinition(
+    node: ColumnDefinitionNode,
+    queryId?: QueryId,
+  ): ColumnDefinitionNode {
     const target = node.references?.table;
     const withoutFamilyKey =
       target !== undefined && FAMILY_TABLES.has(nameOf(target)) ? { ...node, references: undefined } : node;
-    return super.transformColumnDefinition(withoutFamilyKey);
+    return super.transformColumnDefinition(withoutFamilyKey, queryId);
+  }
+
+  protected override transformCreateTable(node: CreateTableNode, queryId?: QueryId): CreateTableNode {
+    const transformed = super.transformCreateTable(node, queryId);
+    return {
+      ...transformed,
+      endModifiers: [...(transformed.endModifiers ?? []), RawNode.createWithSql(OWN_TABLE_OPTIONS)],
+    };
   }
 }
+
+/** The family tables behind tokend's `users` and `tokens`, which a table of tokend's never references. */
+const FAMILY_TABLES = new Set(['users', 'tokens']);
 
 /**
  * The family's `user` is text, so a row read through tokend_tokens has its `user_id` as a string: it is
@@ -276,7 +536,7 @@ class InPlacePlugin implements KyselyPlugin {
     this.transformer = transformer;
   }
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return this.transformer.transformNode(args.node);
+    return this.transformer.transformNode(args.node, args.queryId);
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     numericUserIds(args.result.rows);
@@ -284,10 +544,15 @@ class InPlacePlugin implements KyselyPlugin {
   }
 }
 
-/** The plugin of a store on a family database: tokend's table names become the prefixed ones. */
-export const inPlaceTables = (): KyselyPlugin => new InPlacePlugin(new InPlaceTransformer());
+/**
+ * The plugin of a store on a family database: tokend's table names become the prefixed ones, and values
+ * compared with the family's columns are ones those columns can take (`charsets`: what the database's
+ * columns hold, readFamilyCharsets; the family's latin1 when not given).
+ */
+export const inPlaceTables = (charsets: FamilyCharsets = FAMILY_FORM_CHARSETS): KyselyPlugin =>
+  new InPlacePlugin(new InPlaceTransformer(charsets));
 
-/** The plugin of the in-place migrations: inPlaceTables, without foreign keys to the family's tables. */
+/** The plugin of the in-place migrations: inPlaceTables, without foreign keys to the family's tables, in utf8mb4. */
 export const inPlaceMigrationTables = (): KyselyPlugin =>
   new InPlacePlugin(new InPlaceMigrationTransformer());
 

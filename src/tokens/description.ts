@@ -2,15 +2,9 @@
 // the token page, `tokend token create`), each answering in its own error shape. `tokend import-ripple`
 // copies existing tokens, and refuses only what cannot be stored (`unstorableDescription`).
 import { storableText } from '../store/text.ts';
-import type { DatabaseSchema } from '../store/database.ts';
+import { MAX_DESCRIPTION_LENGTH, TOKEND_LAYOUT, type StoreLayout } from '../store/layout.ts';
 
-/** Longest token description, in UTF-16 code units (JavaScript string length). */
-export const MAX_DESCRIPTION_LENGTH = 1024;
-/**
- * Longest description a Ripple-family database holds (its tokens.description is varchar(255), counted in
- * characters, which MariaDB counts as code points): in place.
- */
-export const FAMILY_MAX_DESCRIPTION_LENGTH = 255;
+export { MAX_DESCRIPTION_LENGTH, FAMILY_MAX_DESCRIPTION_LENGTH } from '../store/layout.ts';
 
 /** Characters as a varchar column counts them: code points, an emoji being one, not two UTF-16 units. */
 const codePoints = (text: string): number => {
@@ -40,20 +34,20 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 const codePoint = (c: string): string => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 /**
- * Why a new token may not be given this description, or undefined: too long (for the tables of `schema`), a control character (C0 but
- * tab, DEL, C1), or a lone surrogate (no character: UTF-8 cannot hold it). The answer completes
- * "The description …".
+ * Why a new token may not be given this description in the tables of `layout`, or undefined: too long
+ * for them (tokend's own count UTF-16 code units, the family's varchar characters), a control character
+ * (C0 but tab, DEL, C1), a lone surrogate (no character: UTF-8 cannot hold it), or, in place, a
+ * character the family's column cannot store (its latin1 holds no Japanese): refused rather than stored
+ * changed. The answer completes "The description …".
  */
-export function descriptionProblem(text: string, schema: DatabaseSchema = 'tokend'): string | undefined {
-  if (
-    schema === 'ripple'
-      ? codePoints(text) > FAMILY_MAX_DESCRIPTION_LENGTH
-      : text.length > MAX_DESCRIPTION_LENGTH
-  )
-    return tooLong(schema === 'ripple' ? FAMILY_MAX_DESCRIPTION_LENGTH : MAX_DESCRIPTION_LENGTH);
+export function descriptionProblem(text: string, layout: StoreLayout = TOKEND_LAYOUT): string | undefined {
+  const { maxLength, counts } = layout.description;
+  if ((counts === 'characters' ? codePoints(text) : text.length) > maxLength) return tooLong(maxLength);
   const control = CONTROL.exec(text);
   if (control)
     return `may not contain control characters (it has ${codePoint(control[0])}); a tab is allowed`;
   if (!text.isWellFormed()) return 'may not contain a lone surrogate (half of a UTF-16 pair)';
+  const unstorable = layout.unstorable('tokens.description', text);
+  if (unstorable !== undefined) return `holds ${unstorable}`;
   return undefined;
 }

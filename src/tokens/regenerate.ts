@@ -1,5 +1,5 @@
 // Regenerating a token: the revocation by id and mintToken (src/auth/mint.ts), in one transaction.
-import type { DatabaseSchema, Db } from '../store/database.ts';
+import type { Db, StoreLayout } from '../store/database.ts';
 import { mintToken, type MintedToken } from '../auth/mint.ts';
 import { deletePublicTokenOfUser, findPublicTokenOfUser } from './repository.ts';
 import type { Act } from '../auth/security-log.ts';
@@ -24,14 +24,14 @@ export interface RegeneratedToken {
  */
 export async function regenerateToken(
   db: Db,
-  request: { schema: DatabaseSchema; userId: number; tokenId: number; now: number; cap: number; act: Act },
+  request: { layout: StoreLayout; userId: number; tokenId: number; now: number; cap: number; act: Act },
 ): Promise<RegeneratedToken | undefined> {
   const run = async (trx: Db): Promise<RegeneratedToken | undefined> => {
     const old = await findPublicTokenOfUser(trx, request.userId, request.tokenId, request.now);
     if (!old || !(await deletePublicTokenOfUser(trx, request.userId, old.id, request.act, 'regenerated')))
       return undefined;
     const token = await mintToken(trx, {
-      schema: request.schema,
+      layout: request.layout,
       userId: request.userId,
       requested: Number(old.privileges),
       description: old.description,

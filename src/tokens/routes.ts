@@ -102,7 +102,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     // The schema already refuses a body that is not an object (400); this guards the handler on its own.
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
       return sendEnvelope(reply, 400, 'The body must be a JSON object.');
-    const descriptionRefused = descriptionProblem(body.description ?? '', store.schema);
+    const descriptionRefused = descriptionProblem(body.description ?? '', store.layout);
     if (descriptionRefused !== undefined)
       return sendEnvelope(reply, 400, `Invalid body: the description ${descriptionRefused}.`);
     const username = body.username ?? undefined;
@@ -117,7 +117,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     const result = await loginForToken(
       {
         db: store.db,
-        schema: store.schema,
+        layout: store.layout,
         passwords,
         loginLimiter,
         tokensPerUserMax: app.tokend.config.tokensPerUserMax,

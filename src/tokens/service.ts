@@ -1,6 +1,6 @@
 // Token creation through the API: the password check (src/users/password-login.ts), then minting
 // (src/auth/mint.ts). Results are discriminated unions; rows stay below.
-import type { DatabaseSchema, Db } from '../store/database.ts';
+import type { Db, StoreLayout } from '../store/database.ts';
 import type { UserRow } from '../users/repository.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
 import type { LoginLimiter } from '../auth/login-limiter.ts';
@@ -31,8 +31,8 @@ export type LoginResult =
 
 export interface LoginDeps {
   db: Db;
-  /** the store's schema: how mintToken stores the token (src/auth/secret.ts storedSecretHash) */
-  schema: DatabaseSchema;
+  /** the store's layout: how mintToken stores the token (src/auth/secret.ts storedSecretHash) */
+  layout: StoreLayout;
   passwords: PasswordHasher;
   loginLimiter: LoginLimiter;
   /** TOKENS_PER_USER_MAX */
@@ -61,7 +61,7 @@ export async function loginForToken(
   let token: MintedToken;
   try {
     token = await mintToken(deps.db, {
-      schema: deps.schema,
+      layout: deps.layout,
       userId: user.id,
       requested: input.privileges,
       description: input.description,

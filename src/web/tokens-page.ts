@@ -326,7 +326,7 @@ export async function tokensPageRoutes(
         expiry,
       });
 
-    const descriptionRefused = descriptionProblem(description, store.schema);
+    const descriptionRefused = descriptionProblem(description, store.layout);
     if (descriptionRefused !== undefined)
       return again(`The description ${descriptionRefused}.`, 'description');
     const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
@@ -360,7 +360,7 @@ export async function tokensPageRoutes(
       // The token and its secret's one showing are stored together: a token is never made without it.
       token = await store.db.transaction().execute(async (trx) => {
         const minted = await mintToken(trx, {
-          schema: store.schema,
+          layout: store.layout,
           userId: user.userId,
           requested: privileges,
           description,
@@ -484,7 +484,7 @@ export async function tokensPageRoutes(
       try {
         regenerated = await store.db.transaction().execute(async (trx) => {
           const done = await regenerateToken(trx, {
-            schema: store.schema,
+            layout: store.layout,
             userId: user.userId,
             tokenId: old.id,
             now,

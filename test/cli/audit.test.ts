@@ -8,7 +8,7 @@ for (const dialect of DIALECTS) {
   describe(`tokend audit (${dialect})`, () => {
     it('prints the events of the operator commands, filtered, as a table or JSON lines', async (t) => {
       const h = await cliHarness(t, dialect);
-      await h.json(['user', 'create', '--username', 'carol', '--password', 'carol-password']);
+      await h.createUser({ username: 'carol', password: 'carol-password' });
       const token = await h.json(['token', 'create', '--user', 'carol', '--description', 'audited']);
       await h.json(['token', 'revoke', '--id', String(token.id)]);
       await h.json(['user', 'ban', '--user', 'carol']);

@@ -149,15 +149,24 @@ describe('tokend serve: what it says at start', { concurrency: 2 }, () => {
       const url = new URL(h.database.url);
       // PostgreSQL's test server trusts local connections, so a password is accepted and unused.
       if (dialect === 'postgres') url.password = 'never-shown-3f9a';
-      const server = await serve(t, { DATABASE_URL: url.toString() });
+      const server = await serve(t, { ...h.database.env, DATABASE_URL: url.toString() });
       const shown = new URL(url.toString());
       if (shown.password !== '') shown.password = '***';
-      const name = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL/MariaDB';
-      assert.equal(await logged(server, /^database: /), `database: ${name} at ${shown.toString()}`);
-      assert.match(
-        await logged(server, /^no user exists yet/),
-        new RegExp(`with: '?DATABASE_URL=${shown.toString().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'? `),
-      );
+      const name = {
+        postgres: `PostgreSQL at ${shown}`,
+        mysql: `MySQL/MariaDB at ${shown}`,
+        ripple: `the Ripple-family database at ${shown}, in place (DATABASE_SCHEMA=ripple)`,
+      }[dialect];
+      assert.equal(await logged(server, /^database: /), `database: ${name}`);
+      if (dialect === 'ripple') {
+        // In place the users are the family's: no command to create a first one is offered.
+        assert.equal((await fetch(`${server.baseUrl}/ping`)).status, 200);
+        assert.ok(!server.output().includes('no user exists yet'), server.output());
+      } else
+        assert.match(
+          await logged(server, /^no user exists yet/),
+          new RegExp(`with: '?DATABASE_URL=${shown.toString().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'? `),
+        );
       assert.ok(!server.output().includes('never-shown-3f9a'), 'the password is never shown');
     });
   }

@@ -188,7 +188,7 @@ for (const dialect of DIALECTS) {
       await h.app.tokend.expiry.sweep();
 
       // The operator: a new password, new privileges (over Redis too), a token made and revoked.
-      const env = { DATABASE_URL: h.database.url, REDIS_URL, REDIS_KEY_PREFIX: prefix };
+      const env = { ...h.database.env, REDIS_URL, REDIS_KEY_PREFIX: prefix };
       const newPassword = 'a-new-password-for-alice';
       secrets.push(newPassword);
       for (const args of [

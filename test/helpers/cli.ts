@@ -7,6 +7,9 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
+import type { Backend } from './dialects.ts';
+import { signUpOnWebsite } from './ripple-schema.ts';
+import { createConnection } from 'mysql2/promise';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
@@ -143,10 +146,15 @@ export interface CliHarness {
   json(args: string[], options?: { input?: string }): Promise<Record<string, unknown>>;
   /** The HTTP app over the same database (built on first use). */
   app(): Promise<FastifyInstance>;
+  /**
+   * A user with a password (privileges 3 unless given): made by `tokend user create`, or in place
+   * (`ripple`), where tokend makes no users, as the family's website signs one up. Returns its id.
+   */
+  createUser(user: { username: string; password: string; privileges?: number; id?: number }): Promise<number>;
 }
 
-export async function cliHarness(t: TestContext, dialect: 'sqlite' | 'postgres' | 'mysql' = 'sqlite') {
-  const database = await createTestDatabase(dialect);
+export async function cliHarness(t: TestContext, backend: Backend = 'sqlite') {
+  const database = await createTestDatabase(backend);
   let app: FastifyInstance | undefined;
   t.after(async () => {
     await app?.close();
@@ -154,12 +162,25 @@ export async function cliHarness(t: TestContext, dialect: 'sqlite' | 'postgres' 
   });
   const harness: CliHarness = {
     database,
-    cli: (args, options = {}) =>
-      runCli(args, { ...options, env: { DATABASE_URL: database.url, ...options.env } }),
+    cli: (args, options = {}) => runCli(args, { ...options, env: { ...database.env, ...options.env } }),
     async json(args, options = {}) {
       const r = await harness.cli([...args, '--json'], options);
       if (r.code !== 0) throw new Error(`tokend ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
       return onlyJson(r);
+    },
+    async createUser(user) {
+      if (backend === 'ripple') {
+        const family = await createConnection({ uri: database.url });
+        try {
+          return await signUpOnWebsite(family, { ...user, privileges: user.privileges ?? 3 });
+        } finally {
+          await family.end();
+        }
+      }
+      const args = ['user', 'create', '--username', user.username, '--password', user.password];
+      if (user.privileges !== undefined) args.push('--privileges', String(user.privileges));
+      if (user.id !== undefined) args.push('--user-id', String(user.id));
+      return (await harness.json(args)).id as number;
     },
     async app() {
       if (app) return app;

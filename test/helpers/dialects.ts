@@ -1,6 +1,9 @@
 // Which database backends the suite runs against. SQLite always; PostgreSQL and MySQL/MariaDB when they
-// answer (TEST_POSTGRES_URL / TEST_MYSQL_URL, defaulting to the local servers). With CI=true a server
-// that does not answer fails the run instead of skipping. TEST_DIALECTS=sqlite,postgres narrows the set.
+// answer (TEST_POSTGRES_URL / TEST_MYSQL_URL, defaulting to the local servers); and `ripple`, tokend in
+// place (DATABASE_SCHEMA=ripple) on a Ripple-family database made on the MariaDB server (latin1, the
+// family's tables from docs/ripple-schema.sql, tokend's additions applied as `tokend migrate` applies
+// them), when MariaDB answers. With CI=true a server that does not answer fails the run instead of
+// skipping. TEST_DIALECTS=sqlite,postgres narrows the set (default: all four).
 import pg from 'pg';
 import { createConnection } from 'mysql2/promise';
 import type { Dialect } from '../../src/store/database.ts';
@@ -10,8 +13,20 @@ export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const IN_CI = process.env.CI === 'true';
 
-/** Undefined when the dialect's test server answers; else why not. */
-export async function answers(dialect: Dialect): Promise<string | undefined> {
+/**
+ * A backend of the test matrix: one of the store's dialects with tokend's own tables, or `ripple`, tokend
+ * in place on a Ripple-family database (a MySQL/MariaDB database of the family's form).
+ */
+export type Backend = Dialect | 'ripple';
+
+export const BACKENDS: readonly Backend[] = ['sqlite', 'postgres', 'mysql', 'ripple'];
+
+/** The dialect a backend's database speaks: the in-place backend's is MySQL/MariaDB. */
+export const dialectOf = (backend: Backend): Dialect => (backend === 'ripple' ? 'mysql' : backend);
+
+/** Undefined when the backend's test server answers; else why not. */
+export async function answers(backend: Backend): Promise<string | undefined> {
+  const dialect = dialectOf(backend);
   try {
     if (dialect === 'postgres') {
       const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
@@ -27,19 +42,25 @@ export async function answers(dialect: Dialect): Promise<string | undefined> {
   }
 }
 
-const wanted = (process.env.TEST_DIALECTS ?? 'sqlite,postgres,mysql').split(',').map((s) => s.trim());
+const wanted = (process.env.TEST_DIALECTS ?? BACKENDS.join(',')).split(',').map((s) => s.trim());
 
-async function resolveDialects(): Promise<Dialect[]> {
-  const out: Dialect[] = [];
-  for (const dialect of ['sqlite', 'postgres', 'mysql'] as const) {
-    if (!wanted.includes(dialect)) continue;
-    const problem = await answers(dialect);
-    if (problem === undefined) out.push(dialect);
-    else if (IN_CI) throw new Error(`CI=true but the ${dialect} test server does not answer: ${problem}`);
-    else process.stderr.write(`# skipping ${dialect} tests: its server does not answer (${problem})\n`);
+async function resolveDialects(): Promise<Backend[]> {
+  const out: Backend[] = [];
+  const problems = new Map<Dialect, Promise<string | undefined>>();
+  for (const backend of BACKENDS) {
+    if (!wanted.includes(backend)) continue;
+    const dialect = dialectOf(backend);
+    if (!problems.has(dialect)) problems.set(dialect, answers(dialect));
+    const problem = await problems.get(dialect);
+    if (problem === undefined) out.push(backend);
+    else if (IN_CI) throw new Error(`CI=true but the ${backend} test server does not answer: ${problem}`);
+    else process.stderr.write(`# skipping ${backend} tests: its server does not answer (${problem})\n`);
   }
   return out;
 }
 
-/** The backends this run covers. Top-level await: test files loop over it to declare their tests. */
-export const DIALECTS: Dialect[] = await resolveDialects();
+/**
+ * The backends this run covers (sqlite, postgres, mysql, ripple). Top-level await: test files loop over
+ * it to declare their tests.
+ */
+export const DIALECTS: Backend[] = await resolveDialects();

@@ -1,18 +1,19 @@
 // tokend in place on a Ripple-family database (DATABASE_SCHEMA=ripple): a fresh MariaDB/MySQL database of
-// the test's own made with the family's users and tokens tables (docs/ripple-schema.sql), tokend's additions applied as
-// `tokend migrate` applies them, and apps on it; plus SQL run the way the family's programs run it (a
-// user signed up as its website does, a token as its API and hanayo write one, its API's token lookup).
+// the test's own in the family's form (docs/ripple-schema.sql: latin1, the family's users and tokens
+// tables), tokend's additions applied as `tokend migrate` applies them, and apps on it; plus SQL run the
+// way the family's programs run it (a user signed up as its website does, a token as its API and hanayo
+// write one, its API's token lookup).
 import type { TestContext } from 'node:test';
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { hash as bcrypt } from '@node-rs/bcrypt';
-import { createConnection, type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { loadConfig, type Config, type DatabaseConfig } from '../../src/config.ts';
 import { buildApp, type BuildOptions } from '../../src/app.ts';
 import { UserPrivilege } from '../../src/auth/privileges.ts';
 import { migrateDatabase, openStore, type Store } from '../../src/store/database.ts';
-import { createTestDatabase, type TestDatabase } from './databases.ts';
-import { createRippleTables } from './ripple-schema.ts';
+import { createFamilyDatabase, type TestDatabase } from './databases.ts';
+import { md5, signUpOnWebsite, writeFamilyToken } from './ripple-schema.ts';
+
+export { md5 };
 
 export interface FamilyDatabase {
   database: TestDatabase;
@@ -21,17 +22,31 @@ export interface FamilyDatabase {
   family: Connection;
 }
 
-/** A fresh database with the family's tables, dropped after the test; tokend's additions not applied. */
+/** A fresh database of the family's form, dropped after the test; tokend's additions not applied. */
 export async function familyDatabase(t: TestContext): Promise<FamilyDatabase> {
-  const database = await createTestDatabase('mysql');
+  const database = await createFamilyDatabase();
   const family = await createConnection({ uri: database.url });
   t.after(async () => {
     await family.end();
     await database.drop();
   });
-  await createRippleTables(family);
-  if (database.config.kind !== 'mysql') throw new Error('a family database is MySQL or MariaDB');
-  return { database, config: { ...database.config, schema: 'ripple' }, family };
+  return {
+    database: { ...database, env: { ...database.env, DATABASE_SCHEMA: 'ripple' } },
+    config: { ...database.config, schema: 'ripple' },
+    family,
+  };
+}
+
+/**
+ * A fresh database of the family's form and a connection to write it as the family does, both closed
+ * after the test: a source for `tokend import-ripple`.
+ */
+export async function createRippleSource(t: TestContext): Promise<{ url: string; connection: Connection }> {
+  const source = await createFamilyDatabase();
+  t.after(() => source.drop());
+  const connection = await createConnection({ uri: source.url });
+  t.after(() => connection.end());
+  return { url: source.url, connection };
 }
 
 export interface InPlaceApp {
@@ -60,15 +75,12 @@ export async function inPlaceApp(
   return { app, store, config, api: ({ path, ...rest }) => app.inject({ ...rest, url: `${base}${path}` }) };
 }
 
-/** The lower-case MD5 hex of a text (UTF-8): how the family stores a secret and a password. */
-export const md5 = (text: string): string => createHash('md5').update(text).digest('hex');
-
 /** An ordinary player of the family: UserPublic + UserNormal. */
 export const PLAYER = UserPrivilege.UserPublic | UserPrivilege.UserNormal;
 
 let counter = 0;
 
-/** A user as the family's website signs one up: password_md5 = bcrypt(md5(password)), version 2. */
+/** A user as the family's website signs one up (signUpOnWebsite), with a name and password of its own. */
 export async function signUp(
   db: FamilyDatabase,
   privileges = PLAYER,
@@ -76,32 +88,24 @@ export async function signUp(
   counter++;
   const username = `Player ${counter}`;
   const password = `password ${counter}`;
-  const [result] = await db.family.query<ResultSetHeader>(
-    `INSERT INTO users (username, username_safe, password_md5, email, register_datetime, password_version, privileges)
-     VALUES (?, ?, ?, ?, UNIX_TIMESTAMP(), 2, ?)`,
-    [
-      username,
-      username.toLowerCase().replaceAll(' ', '_'),
-      await bcrypt(md5(password), 4),
-      `p${counter}@example.com`,
-      privileges,
-    ],
-  );
-  return { id: result.insertId, username, password };
+  const id = await signUpOnWebsite(db.family, {
+    username,
+    password,
+    privileges,
+    email: `p${counter}@example.com`,
+  });
+  return { id, username, password };
 }
 
-/** A token as the family's API and hanayo write one: the MD5 hex of the secret, `user` as text. */
+/** A token as the family's API and hanayo write one (writeFamilyToken), with a secret of its own. */
 export async function familyToken(
   db: FamilyDatabase,
   user: string | number,
   options: { privileges?: number; private?: boolean; description?: string } = {},
 ): Promise<{ id: number; secret: string }> {
   const secret = `family-secret-${++counter}-${Math.random().toString(36).slice(2)}`;
-  const [result] = await db.family.query<ResultSetHeader>(
-    'INSERT INTO tokens (user, privileges, description, token, private, last_updated) VALUES (?, ?, ?, ?, ?, UNIX_TIMESTAMP())',
-    [String(user), options.privileges ?? 0, options.description ?? '', md5(secret), options.private ? 1 : 0],
-  );
-  return { id: result.insertId, secret };
+  const id = await writeFamilyToken(db.family, { user, secret, ...options });
+  return { id, secret };
 }
 
 /** A token as the family's API finds it: its columns, and its owner's privileges (null: no such user). */

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { issueAccessToken } from '../../src/oauth/issue.ts';
-import type { Dialect } from '../../src/store/database.ts';
+import type { Backend } from '../helpers/dialects.ts';
 import { registerClient } from '../helpers/oauth.ts';
 
-async function setup(t: TestContext, dialect: Dialect) {
+async function setup(t: TestContext, dialect: Backend) {
   const h = await build(t, dialect);
   const owner = await h.createUser({ username: `maker_${dialect}` });
   const user = await h.createUser();

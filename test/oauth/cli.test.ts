@@ -185,9 +185,9 @@ for (const dialect of DIALECTS) {
   describe(`tokend client for an owner's applications [${dialect}]`, { concurrency: 2 }, () => {
     it("list --owner shows one owner's clients with how many users authorized each", async (t) => {
       const h = await cliHarness(t, dialect);
-      const dev = await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
-      await h.json(['user', 'create', '--username', 'other', '--password', 'p']);
-      const player = await h.json(['user', 'create', '--username', 'player', '--password', 'p']);
+      const dev = { id: await h.createUser({ username: 'dev', password: 'p' }) };
+      await h.createUser({ username: 'other', password: 'p' });
+      const player = { id: await h.createUser({ username: 'player', password: 'p' }) };
       const first = await h.json(createArgs('First', 'dev'));
       await h.json(createArgs('Second', 'dev', '--public'));
       await h.json(createArgs('Not theirs', 'other'));
@@ -221,8 +221,8 @@ for (const dialect of DIALECTS) {
 
     it('rotate prints a new secret once: the old one stops at once; --end-tokens ends the tokens too', async (t) => {
       const h = await cliHarness(t, dialect);
-      await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
-      await h.json(['user', 'create', '--username', 'player', '--password', 'p']);
+      await h.createUser({ username: 'dev', password: 'p' });
+      await h.createUser({ username: 'player', password: 'p' });
       const created = await h.json(createArgs('Tracker', 'dev'));
       const id = created.id as string;
       const minted = await h.json(['client', 'token', '--client', id, '--user', 'player']);
@@ -253,8 +253,8 @@ for (const dialect of DIALECTS) {
 
     it('refuses to rotate a public or unknown client, and a name the owner already uses', async (t) => {
       const h = await cliHarness(t, dialect);
-      await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
-      await h.json(['user', 'create', '--username', 'other', '--password', 'p']);
+      await h.createUser({ username: 'dev', password: 'p' });
+      await h.createUser({ username: 'other', password: 'p' });
       const publicClient = await h.json(createArgs('Native', 'dev', '--public'));
       const cases: Array<[string[], RegExp, number]> = [
         [['client', 'rotate', '--client', publicClient.id as string], /public: it has no secret/, 1],
@@ -274,8 +274,8 @@ for (const dialect of DIALECTS) {
 
     it('delete ends every token and approval of the client', async (t) => {
       const h = await cliHarness(t, dialect);
-      await h.json(['user', 'create', '--username', 'dev', '--password', 'p']);
-      const player = await h.json(['user', 'create', '--username', 'player', '--password', 'p']);
+      await h.createUser({ username: 'dev', password: 'p' });
+      const player = { id: await h.createUser({ username: 'player', password: 'p' }) };
       const created = await h.json(createArgs('Tracker', 'dev'));
       const id = created.id as string;
       await h.json(['client', 'token', '--client', id, '--user', 'player']);

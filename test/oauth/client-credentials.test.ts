@@ -13,7 +13,7 @@ import { ACCESS_TOKEN_TTL_S, issueAccessToken } from '../../src/oauth/issue.ts';
 import { deleteExpiredOAuthRows } from '../../src/oauth/repository.ts';
 import { deleteClient } from '../../src/oauth/clients.ts';
 import { connectedApplications } from '../../src/oauth/applications.ts';
-import type { Dialect } from '../../src/store/database.ts';
+import type { Backend } from '../helpers/dialects.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -39,7 +39,7 @@ async function applicationTokens(h: Harness, clientId: string): Promise<number> 
   return Number(row.n);
 }
 
-async function setup(t: TestContext, dialect: Dialect, env: Record<string, string> = {}) {
+async function setup(t: TestContext, dialect: Backend, env: Record<string, string> = {}) {
   const h = await build(t, dialect, env);
   const owner = await h.createUser();
   const client = await registerClient(h, {

@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type TestUser } from '../helpers/app.ts';
-import type { Dialect } from '../../src/store/database.ts';
+import type { Backend } from '../helpers/dialects.ts';
 import { registerClient, type TestClient } from '../helpers/oauth.ts';
 import { consentInBrowser } from '../helpers/fetch-browser.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true };
 
-async function listening(t: TestContext, dialect: Dialect) {
+async function listening(t: TestContext, dialect: Backend) {
   const h = await build(t, dialect);
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   const address = h.app.server.address();

@@ -5,9 +5,9 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
 import { backChannel, exchangeCode, obtainCode, pkcePair, registerClient } from '../helpers/oauth.ts';
-import type { Dialect } from '../../src/store/database.ts';
+import type { Backend } from '../helpers/dialects.ts';
 
-async function setup(t: TestContext, dialect: Dialect) {
+async function setup(t: TestContext, dialect: Backend) {
   const h = await build(t, dialect);
   const owner = await h.createUser();
   const user = await h.createUser();

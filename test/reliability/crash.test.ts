@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { createConnection } from 'mysql2/promise';
 import { DIALECTS } from '../helpers/dialects.ts';
-import type { Dialect } from '../../src/store/database.ts';
+import type { Backend } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { http, startTokend, type TokendProcess } from '../helpers/real-server.ts';
 import { within } from '../helpers/waiting.ts';
@@ -65,11 +65,11 @@ async function createUntilKilled(server: TokendProcess, users: SeedUser[]): Prom
 }
 
 /** A tokend on a fresh `dialect` database, killed (SIGKILL) while creating tokens; what it acknowledged. */
-async function killedUnderLoad(t: TestContext, dialect: Dialect) {
+async function killedUnderLoad(t: TestContext, dialect: Backend) {
   const database = await createTestDatabase(dialect);
   t.after(() => database.drop());
   const users = await seedUsers(database.config, 4);
-  const env = { ...ENV, DATABASE_URL: database.url };
+  const env = { ...ENV, ...database.env };
   const server = await startTokend(env);
   t.after(() => server.kill());
   const { acknowledged } = await createUntilKilled(server, users);

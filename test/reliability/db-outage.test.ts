@@ -6,7 +6,7 @@ import { actOutsideRequest } from '../../src/auth/security-log.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { DIALECTS } from '../helpers/dialects.ts';
+import { DIALECTS, dialectOf } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
@@ -27,14 +27,14 @@ const OUTAGES = {
   hung: 'the server hangs (connections open, nothing answers)',
 } as const;
 
-for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres' | 'mysql'>) {
+for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
   describe(`database outage [${dialect}]`, () => {
     for (const [outage, what] of Object.entries(OUTAGES))
       it(`${what}: prompt 500 envelopes and readiness 503, then recovery`, async (t) => {
         const database = await createTestDatabase(dialect);
         t.after(() => database.drop());
         const [user] = await seedUsers(database.config, 1);
-        const proxy = new TcpProxy(SERVER_PORT[dialect]);
+        const proxy = new TcpProxy(SERVER_PORT[dialectOf(dialect) as 'postgres' | 'mysql']);
         await proxy.start();
         t.after(() => proxy.close());
 
@@ -46,13 +46,14 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite') as Array<'postgres'
           LOGIN_IP_RATE_LIMIT: '1000000',
           DB_TIMEOUT_MS: '1000',
         });
-        config.database = { kind: dialect, url: proxy.rewrite(database.url) };
+        if (database.config.kind === 'sqlite') throw new Error('a server database');
+        config.database = { ...database.config, url: proxy.rewrite(database.url) };
         const store = await openStore(config.database, { poolSize: 4, timeoutMs: config.dbTimeoutMs });
         const app: FastifyInstance = await buildApp(config, { store });
         await app.ready();
         t.after(() => app.close());
         const { secret } = await mintToken(store.db, {
-          schema: store.schema,
+          layout: store.layout,
           userId: user!.id,
           cap: 'none',
           requested: 0,

@@ -12,9 +12,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { build, body, scrapeMetrics, WITH_METRICS, type Harness } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { insertUser } from '../../src/users/repository.ts';
-import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
-import { nowSeconds } from '../../src/auth/clock.ts';
+import { PasswordHasher } from '../../src/users/passwords.ts';
 import { eventually, sleep } from '../helpers/waiting.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
 import { createLoginLimiter } from '../../src/auth/login-limiter.ts';
@@ -25,13 +23,13 @@ async function slowUsers(h: Harness, count: number, password: string, cost = 12)
   const ids: number[] = [];
   for (let i = 0; i < count; i++)
     ids.push(
-      await insertUser(h.store.db, {
-        username: `flood_${i}_${Math.random().toString(36).slice(2, 8)}`,
-        passwordHash: hash,
-        passwordVersion: CURRENT_PASSWORD_VERSION,
-        privileges: 3,
-        now: nowSeconds(),
-      }),
+      (
+        await h.createUser({
+          username: `flood_${i}_${Math.random().toString(36).slice(2, 8)}`,
+          password,
+          passwordHash: hash,
+        })
+      ).id,
     );
   return ids;
 }

@@ -24,7 +24,7 @@ async function userWithOldTokens(database: TestDatabase, count: number) {
   for (let i = 0; i < count; i++)
     tokens.push(
       await mintToken(store.db, {
-        schema: store.schema,
+        layout: store.layout,
         userId: user!.id,
         cap: 'none',
         requested: 0,

@@ -14,7 +14,8 @@ import type { Connection, ResultSetHeader } from 'mysql2/promise';
 import { hash as bcrypt } from '@node-rs/bcrypt';
 import type { FastifyInstance } from 'fastify';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { createRippleSource, rippleSourceProblem } from '../helpers/ripple-schema.ts';
+import { rippleSourceProblem } from '../helpers/ripple-schema.ts';
+import { createRippleSource } from '../helpers/in-place.ts';
 import { cliHarness } from '../helpers/cli.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
 import type { ImportSummary } from '../../src/ripple/import.ts';
@@ -37,12 +38,13 @@ async function insertUser(
 ): Promise<number> {
   const hash = user.password === null ? '' : await bcrypt(md5(user.password), 4);
   const [r] = await c.query<ResultSetHeader>(
-    'INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges, register_datetime) VALUES (?, ?, ?, ?, ?, ?, UNIX_TIMESTAMP())',
+    "INSERT INTO users (id, username, username_safe, password_md5, salt, email, password_version, privileges, register_datetime) VALUES (?, ?, ?, ?, '', ?, ?, ?, UNIX_TIMESTAMP())",
     [
       user.id ?? null,
       user.username,
       user.username.toLowerCase().replaceAll(' ', '_'),
       hash,
+      `${user.username.replaceAll(' ', '.')}@example.com`,
       user.version ?? 2,
       user.privileges,
     ],
@@ -78,7 +80,9 @@ async function pingOf(app: FastifyInstance, secret: string) {
 const login = (app: FastifyInstance, username: string, password: string, privileges = 2 | 4) =>
   app.inject({ method: 'POST', url: '/api/v1/tokens', payload: { username, password, privileges } });
 
-for (const dialect of DIALECTS) {
+// In place (`ripple`) there is nothing to import into: tokend import-ripple refuses it
+// (test/ripple/import-ripple.test.ts).
+for (const dialect of DIALECTS.filter((d) => d !== 'ripple')) {
   describe(
     `tokend import-ripple run again into ${dialect}`,
     { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },

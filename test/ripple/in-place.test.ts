@@ -4,7 +4,6 @@
 // of two tokend instances on that database; what tokend writes stays readable by the family's query.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hash as bcrypt } from '@node-rs/bcrypt';
 import type { RowDataPacket } from 'mysql2/promise';
 import { IN_CI, answers } from '../helpers/dialects.ts';
 import {
@@ -13,7 +12,6 @@ import {
   familyLookup,
   familyToken,
   inPlaceApp,
-  md5,
   signUp,
   type FamilyDatabase,
   type InPlaceApp,
@@ -25,6 +23,7 @@ import {
   UserPrivilege,
   limit,
 } from '../../src/auth/privileges.ts';
+import { familyPasswordHash, md5 } from '../helpers/ripple-schema.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { loadConfig } from '../../src/config.ts';
 import { migrateDatabase, openStore, showPendingMigrations } from '../../src/store/database.ts';
@@ -105,7 +104,7 @@ describe(
 
       // A password changed by the website: the old one fails, the new one signs in.
       await db.family.query('UPDATE users SET password_md5 = ? WHERE id = ?', [
-        await bcrypt(md5('new password'), 4),
+        await familyPasswordHash('new password'),
         user.id,
       ]);
       for (const app of instances) {
@@ -379,7 +378,7 @@ describe(
       );
       const newPassword = 'a new password';
       await db.family.query('UPDATE users SET password_md5 = ?, password_version = 2 WHERE id = ?', [
-        await bcrypt(md5(newPassword), 4),
+        await familyPasswordHash(newPassword),
         user.id,
       ]);
       for (const i of [0, 1]) {
@@ -465,40 +464,301 @@ describe(
       );
     });
 
-    it("refuses a description longer than the family's column holds, with a 400", async (t) => {
+    it("refuses a description longer than the family's column holds, or with a character it cannot store, with a 400 that says why", async (t) => {
       const db = await familyDatabase(t);
       const app = await inPlaceApp(t, db);
       const user = await signUp(db);
-      const r = await app.api({
-        method: 'POST',
-        path: '/tokens',
-        payload: { username: user.username, password: user.password, description: 'x'.repeat(256) },
-      });
+      const create = (description: string) =>
+        app.api({
+          method: 'POST',
+          path: '/tokens',
+          payload: { username: user.username, password: user.password, description },
+        });
+      const lastDescription = async () =>
+        (
+          await db.family.query<RowDataPacket[]>('SELECT description FROM tokens ORDER BY id DESC LIMIT 1')
+        )[0][0]!.description as string;
+      const r = await create('x'.repeat(256));
       assert.equal(r.statusCode, 400, r.body);
       assert.match((r.json() as { message: string }).message, /longer than 255 characters/);
-      const fits = await app.api({
-        method: 'POST',
-        path: '/tokens',
-        payload: { username: user.username, password: user.password, description: 'x'.repeat(255) },
-      });
-      assert.equal(fits.statusCode, 200, fits.body);
-      // The column counts characters: 255 emoji (two UTF-16 units each) fit, 256 do not.
-      const emoji = await app.api({
-        method: 'POST',
-        path: '/tokens',
-        payload: { username: user.username, password: user.password, description: '😀'.repeat(255) },
-      });
-      assert.equal(emoji.statusCode, 200, emoji.body);
-      const [stored] = await db.family.query<RowDataPacket[]>(
-        'SELECT description FROM tokens ORDER BY id DESC LIMIT 1',
+      assert.equal((await create('x'.repeat(255))).statusCode, 200);
+      // The column counts characters: 255 euro signs (three bytes each in UTF-8, one in latin1) fit, 256 do not.
+      const euros = await create('€'.repeat(255));
+      assert.equal(euros.statusCode, 200, euros.body);
+      assert.equal(await lastDescription(), '€'.repeat(255));
+      assert.equal((await create('€'.repeat(256))).statusCode, 400);
+      // Latin-1 text is stored as it is, and the family's programs read it back the same.
+      assert.equal((await create('Café für Zoë – “test”')).statusCode, 200);
+      assert.equal(await lastDescription(), 'Café für Zoë – “test”');
+      // What latin1 cannot hold is refused, naming the first such character; nothing is stored changed.
+      const count = async () =>
+        (await db.family.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM tokens'))[0][0]!.n as number;
+      const before = await count();
+      for (const [description, first] of [
+        ['日本', 'U\\+65E5 "日"'],
+        ['ok 😀', 'U\\+1F600 "😀"'],
+        ['Ελληνικά', 'U\\+0395 "Ε"'],
+      ] as const) {
+        const refused = await create(description);
+        assert.equal(refused.statusCode, 400, refused.body);
+        assert.match(
+          (refused.json() as { message: string }).message,
+          new RegExp(
+            `^Invalid body: the description holds a character the server's database cannot store \\(${first}\\): its tokens description column holds only Latin-1 \\(Windows-1252\\) characters\\.$`,
+          ),
+        );
+      }
+      assert.equal(await count(), before);
+    });
+
+    it('takes every character where the family converted its tokens table to utf8mb4, read when tokend starts', async (t) => {
+      const db = await familyDatabase(t);
+      await db.family.query('ALTER TABLE tokens CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci');
+      const app = await inPlaceApp(t, db);
+      const user = await signUp(db);
+      // 255 emoji (two UTF-16 units each) fit the varchar(255), 256 do not.
+      for (const [description, status] of [
+        ['😀'.repeat(255), 200],
+        ['日本', 200],
+        ['😀'.repeat(256), 400],
+      ] as const) {
+        const r = await app.api({
+          method: 'POST',
+          path: '/tokens',
+          payload: { username: user.username, password: user.password, description },
+        });
+        assert.equal(r.statusCode, status, r.body);
+      }
+      const [rows] = await db.family.query<RowDataPacket[]>('SELECT description FROM tokens ORDER BY id');
+      assert.deepEqual(
+        rows.map((row) => row.description),
+        ['😀'.repeat(255), '日本'],
       );
-      assert.equal(stored[0]!.description, '😀'.repeat(255));
-      const tooMany = await app.api({
-        method: 'POST',
-        path: '/tokens',
-        payload: { username: user.username, password: user.password, description: '😀'.repeat(256) },
+    });
+  },
+);
+
+/** Names the family's latin1 columns cannot hold, and one they can that no account has. */
+const BEYOND_LATIN1 = ['アリス', 'Ελένη', 'Алиса', '😀😀', 'Zoë 日本', 'x\u0100'];
+const UNKNOWN_LATIN1 = 'Nobody Zoë';
+
+describe(
+  "tokend in place on the family's latin1 database",
+  { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },
+  () => {
+    it('finds no account for a name latin1 cannot hold, as for any unknown name: the API, web sign-in, the CLI', async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const user = await signUp(db);
+      const answer = async (username: string) => {
+        const r = await app.api({
+          method: 'POST',
+          path: '/tokens',
+          payload: { username, password: user.password },
+        });
+        return [r.statusCode, (r.json() as { message: string }).message];
+      };
+      const unknown = await answer(UNKNOWN_LATIN1);
+      assert.ok((unknown[0] as number) >= 400 && (unknown[0] as number) < 500, String(unknown));
+      for (const name of BEYOND_LATIN1) assert.deepEqual(await answer(name), unknown, name);
+      // the account itself, by a name latin1 holds, still signs in
+      assert.equal((await login(app, user.username, user.password)).statusCode, 200);
+
+      const signIn = async (username: string) => {
+        const browser = new InjectBrowser(app.app);
+        const page = await browser.get('/login');
+        const r = await browser.post('/login', {
+          _csrf: csrfOf(page.body),
+          username,
+          password: user.password,
+        });
+        return [r.statusCode, browser.cookies.has('rt')];
+      };
+      const unknownOnPage = await signIn(UNKNOWN_LATIN1);
+      assert.equal(unknownOnPage[1], false);
+      for (const name of BEYOND_LATIN1) assert.deepEqual(await signIn(name), unknownOnPage, name);
+
+      const env = db.database.env;
+      for (const args of [
+        ['token', 'create', '--user', BEYOND_LATIN1[0]!],
+        ['token', 'list', '--user', BEYOND_LATIN1[1]!],
+        ['user', 'ban', '--user', BEYOND_LATIN1[2]!],
+      ]) {
+        const r = await runCli(args, { env });
+        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+        assert.equal(r.stderr, `tokend: no user with id or username ${JSON.stringify(args[3])}\n`);
+      }
+    });
+
+    it('answers a client_id latin1 cannot hold as an unknown client, at /oauth/token, /oauth/introspect, /oauth/revoke and /oauth/authorize', async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const owner = await signUp(db);
+      const user = await signUp(db);
+      const client = await registerClient(app, { ownerId: owner.id });
+      const browser = new InjectBrowser(app.app);
+      await browser.signIn(user);
+      const tokens = await obtainTokens(app, browser, client);
+      const answers = async (clientId: string) => {
+        const as = { ...client, id: clientId };
+        const out: Array<[number, string]> = [];
+        for (const [path, fields] of [
+          ['/oauth/token', { grant_type: 'client_credentials' }],
+          ['/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }],
+          ['/oauth/introspect', { token: tokens.access_token }],
+          ['/oauth/revoke', { token: tokens.refresh_token }],
+        ] as const) {
+          const r = await backChannel(app, path, as, fields);
+          out.push([r.statusCode, r.body]);
+        }
+        const page = await browser.get(
+          `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: client.redirectUri, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+        );
+        out.push([page.statusCode, page.statusCode === 200 ? 'a page' : String(page.headers.location)]);
+        return out;
+      };
+      const unknown = await answers('no-such-client');
+      for (const [status] of unknown) assert.ok(status >= 400 && status < 500, JSON.stringify(unknown));
+      for (const id of ['アプリ', 'é'.repeat(64), '😀', `${client.id}日`])
+        assert.deepEqual(await answers(id), unknown, id);
+      // and the grant is whole: nothing above revoked it
+      const self = await app.api({
+        method: 'GET',
+        path: '/tokens/self',
+        headers: { authorization: `Bearer ${tokens.access_token}` },
       });
-      assert.equal(tooMany.statusCode, 400, tooMany.body);
+      assert.equal(self.statusCode, 200, self.body);
+    });
+
+    it("keeps an application's name in any script, in tokend's own utf8mb4 tables", async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const owner = await signUp(db);
+      const user = await signUp(db);
+      const browser = new InjectBrowser(app.app);
+      await browser.signIn(owner);
+      const form = await browser.get('/applications/new');
+      const made = await browser.post('/applications/new', {
+        _csrf: csrfOf(form.body),
+        name: 'アプリ 😀',
+        redirect_uris: 'https://app.example/callback',
+        type: 'confidential',
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      assert.match((await browser.get('/applications')).body, /アプリ 😀/);
+      const [[row]] = await db.family.query<RowDataPacket[]>(
+        'SELECT id FROM tokend_oauth_clients WHERE name = ?',
+        ['アプリ 😀'],
+      );
+      assert.ok(row, 'stored as it was typed');
+      // its consent page names it
+      const consenting = new InjectBrowser(app.app);
+      await consenting.signIn(user);
+      const consent = await consenting.get(
+        `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: row.id as string, redirect_uri: 'https://app.example/callback', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+      );
+      assert.equal(consent.statusCode, 200, consent.body);
+      assert.match(consent.body, /アプリ 😀/);
+    });
+
+    it('bans, unbans and sets privileges from the CLI, the security log keeping each change', async (t) => {
+      const db = await familyDatabase(t);
+      await inPlaceApp(t, db);
+      const user = await signUp(db);
+      const env = db.database.env;
+      const privileges = async () =>
+        (
+          await db.family.query<RowDataPacket[]>('SELECT privileges FROM users WHERE id = ?', [user.id])
+        )[0][0]!.privileges as number;
+      for (const [args, expected] of [
+        [['user', 'ban', '--user', user.username], 0],
+        [['user', 'unban', '--user', String(user.id)], PLAYER],
+        [['user', 'set-privileges', '--user', user.username, '--privileges', String(ADMIN)], ADMIN],
+      ] as const) {
+        const r = await runCli([...args], { env });
+        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+        assert.equal(await privileges(), expected, args.join(' '));
+      }
+      const [events] = await db.family.query<RowDataPacket[]>(
+        'SELECT kind, detail FROM tokend_security_log WHERE user_id = ? ORDER BY id',
+        [user.id],
+      );
+      assert.deepEqual(
+        events.map((e) => e.detail),
+        [`${PLAYER} → 0`, `0 → ${PLAYER}`, `${PLAYER} → ${ADMIN}`],
+      );
+    });
+
+    it("makes tokend's own tables utf8mb4 in the latin1 database, leaving the family's latin1", async (t) => {
+      const db = await familyDatabase(t);
+      await inPlaceApp(t, db);
+      const [tables] = await db.family.query<RowDataPacket[]>(
+        "SELECT TABLE_NAME AS name, TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+      );
+      const [[database]] = await db.family.query<RowDataPacket[]>(
+        'SELECT DEFAULT_CHARACTER_SET_NAME AS charset FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = DATABASE()',
+      );
+      assert.equal(database!.charset, 'latin1');
+      for (const { name, collation } of tables)
+        assert.equal(
+          collation,
+          name === 'users' || name === 'tokens' ? 'latin1_swedish_ci' : 'utf8mb4_bin',
+          name as string,
+        );
+      // no text column of tokend's own tables is in another set (a column may name its own)
+      const [columns] = await db.family.query<RowDataPacket[]>(
+        "SELECT TABLE_NAME AS t, COLUMN_NAME AS c, CHARACTER_SET_NAME AS charset FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'tokend\\_%' AND CHARACTER_SET_NAME IS NOT NULL AND TABLE_NAME NOT IN ('tokend_users', 'tokend_tokens')",
+      );
+      assert.ok(columns.length > 10);
+      for (const column of columns) assert.equal(column.charset, 'utf8mb4', `${column.t}.${column.c}`);
+    });
+
+    it('converts the latin1 tables an earlier tokend made to utf8mb4 at the next tokend migrate, keeping their rows', async (t) => {
+      const db = await familyDatabase(t);
+      const app = await inPlaceApp(t, db);
+      const owner = await signUp(db);
+      const client = await registerClient(app, { ownerId: owner.id, name: 'Plain name' });
+      // As an earlier tokend left them: its own tables in the database's latin1, 0019 not applied. (A
+      // column a foreign key joins cannot change its character set while the key is there.)
+      const keyed = ['oauth_codes', 'oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_consents'];
+      for (const table of keyed)
+        await db.family.query(`ALTER TABLE tokend_${table} DROP FOREIGN KEY tokend_${table}_ibfk_1`);
+      for (const table of [...keyed, 'oauth_clients', 'token_reveals', 'security_log'])
+        await db.family.query(`ALTER TABLE tokend_${table} CONVERT TO CHARACTER SET latin1`);
+      for (const table of keyed)
+        await db.family.query(
+          `ALTER TABLE tokend_${table} ADD CONSTRAINT tokend_${table}_ibfk_1 FOREIGN KEY (client_id) REFERENCES tokend_oauth_clients (id) ON DELETE CASCADE`,
+        );
+      await db.family.query("DELETE FROM tokend_migration WHERE name = '0019_in_place_utf8mb4'");
+
+      const env = db.database.env;
+      const dry = await runCli(['migrate', '--dry-run'], { env });
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.match(
+        dry.stdout,
+        /ALTER TABLE tokend_oauth_clients CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin/,
+      );
+      const applied = await runCli(['migrate'], { env });
+      assert.equal(applied.code, 0, applied.stderr);
+      const [collations] = await db.family.query<RowDataPacket[]>(
+        "SELECT DISTINCT TABLE_COLLATION AS c FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' AND TABLE_NAME LIKE 'tokend\\_%' AND TABLE_NAME NOT LIKE 'tokend\\_migration%'",
+      );
+      assert.deepEqual(
+        collations.map((r) => r.c),
+        ['utf8mb4_bin'],
+      );
+      const [[kept]] = await db.family.query<RowDataPacket[]>(
+        'SELECT name FROM tokend_oauth_clients WHERE id = ?',
+        [client.id],
+      );
+      assert.equal(kept!.name, 'Plain name');
+      // and the foreign keys hold again
+      await assert.rejects(
+        db.family.query(
+          "INSERT INTO tokend_oauth_consents (user_id, client_id, scope, updated_at) VALUES (1, 'no-such-client', '', 0)",
+        ),
+        /foreign key constraint fails/,
+      );
     });
   },
 );
@@ -526,7 +786,10 @@ describe(
       const dry = await runCli(['migrate', '--dry-run'], { env });
       assert.equal(dry.code, 0, dry.stderr);
       for (const statement of FAMILY_CHANGES) assert.ok(dry.stdout.includes(statement), statement);
-      assert.match(dry.stdout, /create table `tokend_oauth_clients`/);
+      assert.match(
+        dry.stdout,
+        /create table `tokend_oauth_clients` .* DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin/,
+      );
       assert.equal(await createTable(db), before, '--dry-run changes nothing');
 
       const applied = await runCli(['migrate', '--json'], { env });

@@ -102,7 +102,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
           'admin-pw',
         );
         const admin = await mintToken(store.db, {
-          schema: store.schema,
+          layout: store.layout,
           userId: adminId,
           cap: 'none',
           requested: T.ManageUser | T.APIMeta,
@@ -113,7 +113,7 @@ for (const dialect of ['postgres', 'mysql'] as const)
         });
         const carolId = await addUser(store, 'carol', ACTIVE | U.AdminAccessRAP, 'carol-pw');
         const carol = await mintToken(store.db, {
-          schema: store.schema,
+          layout: store.layout,
           userId: carolId,
           cap: 'none',
           requested: T.ReadConfidential | T.Write | T.ViewUserAdvanced,

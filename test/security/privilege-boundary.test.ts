@@ -21,7 +21,8 @@ import { nowSeconds } from '../../src/auth/clock.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { startSession } from '../../src/auth/sessions.ts';
 import { buildApp } from '../../src/app.ts';
-import { openStore, type Dialect } from '../../src/store/database.ts';
+import { openStore } from '../../src/store/database.ts';
+import type { Backend } from '../helpers/dialects.ts';
 
 /** An administrator who may hold ManageUser, ManageAPIKeys and APIMeta. */
 const ADMIN =
@@ -85,7 +86,7 @@ async function bearerPair(h: Harness, browser: InjectBrowser, client: TestClient
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** An app on a fresh database, a signed-in user, and a registered client of another user. */
-async function signedInWithClient(t: TestContext, dialect: Dialect) {
+async function signedInWithClient(t: TestContext, dialect: Backend) {
   const h = await build(t, dialect);
   const user = await h.createUser();
   const owner = await h.createUser();

@@ -56,7 +56,7 @@ async function setUp(t: TestContext, dialect: (typeof DIALECTS)[number], trustPr
   const database = await createTestDatabase(dialect);
   const users = await seedUsers(database.config, 3);
   const tokend = await startTokend({
-    DATABASE_URL: database.url,
+    ...database.env,
     TRUST_PROXY: trustProxy,
     LOGIN_RATE_LIMIT: String(LIMIT),
   });

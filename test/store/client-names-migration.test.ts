@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { build, type Harness } from '../helpers/app.ts';
+import { build, migrationTarget, type Harness } from '../helpers/app.ts';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 import { clientNameKey } from '../../src/oauth/clients.ts';
 import { insertClient } from '../../src/oauth/repository.ts';
@@ -29,8 +29,9 @@ for (const dialect of DIALECTS) {
       const h = await build(t, dialect);
       const owner = await h.createUser();
       const other = await h.createUser();
-      const up = migration('0016_oauth_client_owners')(dialect);
-      await up.down!(h.store.db);
+      const target = migrationTarget(h);
+      const up = migration('0016_oauth_client_owners')(target.dialect);
+      await up.down!(target.db);
       await oldClient(h, 'c-oldest', owner.id, 'Score Tracker', 100);
       await oldClient(h, 'c-later', owner.id, 'score tracker', 200);
       await oldClient(h, 'c-latest', owner.id, 'ＳＣＯＲＥ ＴＲＡＣＫＥＲ', 300);
@@ -39,7 +40,7 @@ for (const dialect of DIALECTS) {
       await oldClient(h, 'c-long', owner.id, 'L'.repeat(255), 100);
       await oldClient(h, 'c-long-dup', owner.id, 'l'.repeat(255), 200);
       await oldClient(h, 'c-other', other.id, 'Score Tracker', 400);
-      await up.up(h.store.db);
+      await up.up(target.db);
 
       const rows = await h.store.db.selectFrom('oauth_clients').select(['id', 'name', 'name_key']).execute();
       const names = Object.fromEntries(rows.map((r) => [r.id, r.name]));

@@ -22,7 +22,7 @@ for (const dialect of DIALECTS) {
       const settled = await Promise.allSettled(
         Array.from({ length: CONCURRENT }, (_, i) =>
           mintToken(h.store.db, {
-            schema: h.store.schema,
+            layout: h.store.layout,
             userId: user.id,
             cap: 'none',
             requested: 0,

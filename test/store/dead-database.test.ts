@@ -6,11 +6,8 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
-import { insertUser } from '../../src/users/repository.ts';
-import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwords.ts';
+import { seedUsers, type SeedUser } from '../helpers/seed-users.ts';
 import { TcpProxy } from '../helpers/real-server.ts';
-
-const hasher = new PasswordHasher({ cost: 4, concurrency: 2 });
 
 for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
   describe(`a failing database answers 500 [${dialect}]`, () => {
@@ -26,23 +23,17 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
           const proxied = new URL(database.url);
           proxied.port = String(proxy.port);
           const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4', DB_TIMEOUT_MS: '500' });
-          config.database = { kind: dialect, url: proxied.toString() };
+          if (database.config.kind === 'sqlite') throw new Error('a server database');
+          config.database = { ...database.config, url: proxied.toString() };
           const app = await buildApp(config);
           t.after(async () => {
             await proxy.close();
             await app.close();
             await database.drop();
           });
-          const { db } = app.tokend.store;
-          const id = await insertUser(db, {
-            username: 'alice',
-            passwordHash: await hasher.hash('pw'),
-            passwordVersion: CURRENT_PASSWORD_VERSION,
-            privileges: 3,
-            now: 1,
-          });
+          const [{ id, password }] = (await seedUsers(database.config, 1)) as [SeedUser];
           const login = () =>
-            app.inject({ method: 'POST', url: '/api/v1/tokens', payload: { id, password: 'pw' } });
+            app.inject({ method: 'POST', url: '/api/v1/tokens', payload: { id, password } });
           const ok = await login();
           assert.equal(ok.statusCode, 200, ok.body);
           const token = (ok.json() as { token: string }).token;

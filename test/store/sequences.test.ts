@@ -9,7 +9,10 @@ import { reserveIds } from '../../src/store/sql-dialect.ts';
 import { MAX_ID } from '../../src/store/schema.ts';
 import { MAX_EXPLICIT_ID } from '../../src/store/ids.ts';
 
-for (const dialect of DIALECTS) {
+// In place (`ripple`) tokend gives no row an id from outside: the commands that do (user create
+// --user-id, import, import-ripple) refuse a family database, whose ids are its programs' own
+// (test/ripple/in-place.test.ts).
+for (const dialect of DIALECTS.filter((d) => d !== 'ripple')) {
   describe(`reserveIds [${dialect}]`, () => {
     it('moves the next generated id past the reserved range, and never lowers it', async (t) => {
       const h = await build(t, dialect);

@@ -7,6 +7,7 @@ import {
   descriptionProblem,
   unstorableDescription,
 } from '../../src/tokens/description.ts';
+import { familyLayout } from '../../src/store/layout.ts';
 
 describe('descriptionProblem()', () => {
   it('accepts text, a tab, and exactly the longest description', () => {
@@ -44,5 +45,30 @@ describe('unstorableDescription()', () => {
     assert.equal(unstorableDescription('two\nlines\u0085'), undefined);
     assert.equal(unstorableDescription('a\0b'), 'contains a NUL character');
     assert.match(unstorableDescription('x'.repeat(MAX_DESCRIPTION_LENGTH + 1))!, /longer than 1024/);
+  });
+});
+
+describe('descriptionProblem() in place (the family layout)', () => {
+  const latin1 = familyLayout();
+  const converted = familyLayout(new Map([['tokens.description', 'utf8mb4']]));
+
+  it("counts characters as the family's varchar(255) does, and takes what its character set holds", () => {
+    for (const text of ['', 'Café €', 'é'.repeat(255), '\u00a0\u00ff'])
+      assert.equal(descriptionProblem(text, latin1), undefined, JSON.stringify(text));
+    assert.equal(descriptionProblem('é'.repeat(256), latin1), 'is too long (longer than 255 characters)');
+    assert.equal(descriptionProblem('😀'.repeat(255), converted), undefined);
+    assert.match(descriptionProblem('😀'.repeat(256), converted)!, /longer than 255/);
+  });
+
+  it('refuses a character latin1 cannot hold, naming the first one, after the other rules', () => {
+    assert.equal(
+      descriptionProblem('ok 日本', latin1),
+      'holds a character the server\'s database cannot store (U+65E5 "日"): its tokens description column holds only Latin-1 (Windows-1252) characters',
+    );
+    assert.match(descriptionProblem('😀', latin1)!, /\(U\+1F600 "😀"\)/);
+    assert.equal(descriptionProblem('日本', converted), undefined);
+    // a control character or a lone surrogate is named as everywhere
+    assert.match(descriptionProblem('日\u0001', latin1)!, /control characters/);
+    assert.match(descriptionProblem('日\ud800', latin1)!, /lone surrogate/);
   });
 });

@@ -12,7 +12,10 @@ import {
   OWN_TABLE_MIGRATIONS,
   FAMILY_CHANGES,
   FAMILY_CHANGES_UNDONE,
+  FAMILY_FORM_CHARSETS,
   IN_PLACE_MIGRATIONS,
+  OWN_TABLE_CHARSET,
+  OWN_TABLE_COLLATION,
   inPlaceMigrationTables,
   inPlaceTables,
 } from '../../src/store/ripple.ts';
@@ -42,7 +45,7 @@ describe('the in-place tables', () => {
     assert.match(db.updateTable('users').set({ privileges: 0 }).compile().sql, /^update `tokend_users`/);
   });
 
-  it('sends an id compared with user_id as text, alone or in a list, and leaves every other value alone', () => {
+  it("sends an id compared with the family's user_id as text, alone or in a list, and leaves every other value alone", () => {
     const q = db
       .selectFrom('tokens')
       .select('id')
@@ -57,6 +60,95 @@ describe('the in-place tables', () => {
       .values({ user_id: 5, client_id: 'c', scope: 's', updated_at: 9 })
       .compile();
     assert.deepEqual(insert.parameters, [5, 'c', 's', 9]);
+  });
+
+  it("rewrites only the columns of the family's tables: tokend's own user_id stays an integer", () => {
+    // a table of tokend's own alone, qualified or not
+    assert.deepEqual(
+      db
+        .selectFrom('oauth_access_tokens')
+        .select('id')
+        .where('user_id', '=', 5)
+        .where('oauth_access_tokens.user_id', 'in', [6, 7])
+        .compile().parameters,
+      [5, 6, 7],
+    );
+    assert.deepEqual(db.deleteFrom('oauth_consents').where('user_id', '=', 5).compile().parameters, [5]);
+    assert.deepEqual(
+      db.updateTable('security_log').set({ user_id: 1 }).where('user_id', '=', 5).compile().parameters,
+      [1, 5],
+    );
+    // joined with the family's tables: each column by its table, aliases too
+    const joined = db
+      .selectFrom('oauth_access_tokens as a')
+      .innerJoin('tokens as t', 't.id', 'a.id')
+      .select('a.id')
+      .where('a.user_id', '=', 5)
+      .where('t.user_id', '=', 6)
+      .compile();
+    assert.deepEqual(joined.parameters, [5, '6']);
+    // a subquery reads its own tables first
+    const nested = db
+      .selectFrom('tokens')
+      .select('id')
+      .where('user_id', '=', 1)
+      .where('id', 'in', db.selectFrom('token_reveals').select('token_id').where('session_id', '=', 2))
+      .where('user_id', 'in', db.selectFrom('oauth_consents').select('user_id').where('user_id', '=', 3))
+      .compile();
+    assert.deepEqual(nested.parameters, ['1', 2, 3]);
+    // an UPDATE of the family's tokens compares as text, and tests the plain id first
+    const update = db.updateTable('tokens').set({ privileges: 1 }).where('user_id', '=', 7).compile();
+    assert.deepEqual(update.parameters, [1, '7']);
+    assert.match(update.sql, /where user_id <> '' AND .* and `user_id` = \?$/);
+  });
+
+  it("never sends a text the family's latin1 columns cannot hold: NULL where it is looked for, true where it is not", () => {
+    const byName = (name: string) =>
+      db.selectFrom('users').select('id').where('username_safe', '=', name).compile();
+    assert.deepEqual(byName('zoë').parameters, ['zoë']);
+    assert.deepEqual(byName('€uro').parameters, ['€uro']);
+    for (const name of ['アリス', 'Ελένη', '😀', 'x\u0100', 'lone\ud800'])
+      assert.deepEqual(byName(name).parameters, [null], name);
+    // the statement is the same: one place for the value, the same index
+    assert.equal(byName('アリス').sql, byName('alice').sql);
+    const list = db
+      .selectFrom('tokens')
+      .select('id')
+      .where('description', 'in', ['a', '日本', 'b'])
+      .where('tokens.token_hash', 'not in', ['c', '日本'])
+      .compile();
+    assert.deepEqual(list.parameters, ['a', null, 'b', 'c']);
+    const differs = db.selectFrom('users').select('id').where('username', '<>', '日本').compile();
+    assert.match(differs.sql, /where \? = \?$/);
+    assert.deepEqual(differs.parameters, [1, 1]);
+    // tokend's own tables are utf8mb4: their text goes as it is
+    assert.deepEqual(
+      db.selectFrom('oauth_clients').select('id').where('id', '=', 'アプリ').compile().parameters,
+      ['アプリ'],
+    );
+    assert.deepEqual(
+      db
+        .selectFrom('security_log')
+        .innerJoin('users', 'users.id', 'security_log.user_id')
+        .select('security_log.id')
+        .where('detail', '=', '3 → 0')
+        .where('users.username', '=', 'アリス')
+        .compile().parameters,
+      ['3 → 0', null],
+    );
+  });
+
+  it("takes what the family database's columns hold: a utf8mb4 column takes any text", () => {
+    const converted = recordingKysely('mysql', [
+      inPlaceTables(new Map([...FAMILY_FORM_CHARSETS, ['users.username_safe', 'utf8mb4']])),
+    ]) as Kysely<Database>;
+    const q = converted
+      .selectFrom('users')
+      .select('id')
+      .where('username_safe', '=', 'アリス')
+      .where('username', '=', 'アリス')
+      .compile();
+    assert.deepEqual(q.parameters, ['アリス', null]);
   });
 
   it("leaves out a migration's foreign keys to the family's tables, keeping those between tokend's own", async () => {
@@ -82,8 +174,20 @@ describe('the in-place tables', () => {
       [
         '0000_ripple_in_place',
         ...MIGRATIONS.map(([name]) => name).filter((n) => OWN_TABLE_MIGRATIONS.has(n)),
+        '0019_in_place_utf8mb4',
       ],
     );
+  });
+
+  it('makes every table of its own in utf8mb4, whatever the database default, and says so in --dry-run', async () => {
+    for (const [name, make] of IN_PLACE_MIGRATIONS.slice(1)) {
+      const statements = await migrationStatements('mysql', make('mysql'), [inPlaceMigrationTables()]);
+      for (const create of statements.filter((s) => s.startsWith('create table')))
+        assert.ok(
+          create.endsWith(` DEFAULT CHARSET=${OWN_TABLE_CHARSET} COLLATE=${OWN_TABLE_COLLATION}`),
+          `${name}: ${create}`,
+        );
+    }
   });
 
   it('shows in docs/compatibility.md exactly the SQL that tokend migrate runs and that undoes it', () => {

@@ -5,9 +5,11 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { cliHarness } from '../helpers/cli.ts';
+import type { RowDataPacket } from 'mysql2/promise';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
+import { IN_PLACE_MIGRATIONS } from '../../src/store/ripple.ts';
 
-for (const dialect of DIALECTS) {
+for (const dialect of DIALECTS.filter((d) => d !== 'ripple')) {
   describe(`usernames [${dialect}]`, () => {
     it('a login finds the user under any NFKC / case / space spelling of the name', async (t) => {
       const h = await build(t, dialect);
@@ -53,6 +55,53 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+// In place the names are the family's: its website stores `username_safe` as the name lower-cased with
+// spaces as underscores (hanayo's safeUsername), in its latin1 column, and tokend compares its own fold
+// of a typed name with that, under the column's collation (latin1_swedish_ci).
+if (DIALECTS.includes('ripple'))
+  describe('usernames [ripple]', () => {
+    it("a login finds the user under the spellings whose fold is the family's username_safe", async (t) => {
+      const h = await build(t, 'ripple');
+      const user = await h.createUser({ username: 'Cool Name' });
+      for (const spelling of ['cool_name', 'ＣＯＯＬ　ＮＡＭＥ', 'COOL NAME', ' Cool Name ']) {
+        const r = await h.api({
+          method: 'POST',
+          path: '/tokens',
+          payload: { username: spelling, password: user.password },
+        });
+        assert.equal(r.statusCode, 200, `${spelling}: ${r.body}`);
+        assert.equal(body(r).id, user.id);
+      }
+      // The family's key of "Cool Straße" keeps its ß (lower case alone); tokend's fold of any spelling
+      // has "ss", which latin1_swedish_ci does not take for ß: such a user signs in by id.
+      const strasse = await h.createUser({ username: 'Cool Straße' });
+      for (const spelling of ['cool_strasse', 'COOL STRASSE', 'cool straße']) {
+        const r = await h.api({
+          method: 'POST',
+          path: '/tokens',
+          payload: { username: spelling, password: strasse.password },
+        });
+        assert.equal(r.statusCode, 404, `${spelling}: ${r.body}`);
+      }
+      const byId = await h.api({
+        method: 'POST',
+        path: '/tokens',
+        payload: { id: strasse.id, password: strasse.password },
+      });
+      assert.equal(byId.statusCode, 200, byId.body);
+    });
+
+    it("runs no username migration: the family's username_safe is its own", async (t) => {
+      const h = await build(t, 'ripple');
+      const user = await h.createUser({ username: 'Full Width' });
+      assert.ok(!IN_PLACE_MIGRATIONS.some(([name]) => name === '0009_folded_usernames'));
+      const [[row]] = await h.family!.query<RowDataPacket[]>('SELECT username_safe FROM users WHERE id = ?', [
+        user.id,
+      ]);
+      assert.equal(row!.username_safe, 'full_width');
+    });
+  });
 
 describe('tokend user create and usernames', () => {
   it('refuses invisible characters, and a name that folds to a taken one', async (t) => {

@@ -137,11 +137,19 @@ for (const dialect of DIALECTS) {
         .execute();
       assert.equal(newSecretOf((await browser.get(late.location)).body), undefined);
 
-      await create(browser, 'left behind');
+      const left = await create(browser, 'left behind');
       assert.equal((await h.store.db.selectFrom('token_reveals').select('token_id').execute()).length, 1);
       const page = await browser.get('/tokens');
       assert.equal((await browser.post('/logout', { _csrf: csrfOf(page.body) })).statusCode, 303);
-      assert.equal((await h.store.db.selectFrom('token_reveals').select('token_id').execute()).length, 0);
+      const reveals = (await h.store.db.selectFrom('token_reveals').select('token_id').execute()).length;
+      if (dialect === 'ripple') {
+        // In place no table of tokend's refers to the family's tokens (its programs delete rows without
+        // knowing tokend's tables): the sealed row stays, and opens for no one, its session gone and its
+        // key that session's cookie, which the browser no longer has.
+        assert.equal(reveals, 1);
+        await browser.signIn(user);
+        assert.equal(newSecretOf((await browser.get(left.location)).body), undefined);
+      } else assert.equal(reveals, 0);
       assert.equal(await publicTokens(h, user.id), 2, 'the tokens themselves stay');
     });
 

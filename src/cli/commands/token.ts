@@ -60,7 +60,7 @@ const create: LeafCommand = {
     const requested = raw === undefined ? 0 : parseTokenPrivileges(raw, args.command);
     const description = args.optionalString('description') ?? '';
     const store = await ctx.store();
-    const descriptionRefused = descriptionProblem(description, store.schema);
+    const descriptionRefused = descriptionProblem(description, store.layout);
     if (descriptionRefused !== undefined)
       throw new CliError(`--description: the description ${descriptionRefused}`, args.command);
     const isPrivate = args.flag('private');
@@ -69,7 +69,7 @@ const create: LeafCommand = {
     let token: MintedToken;
     try {
       token = await mintToken(store.db, {
-        schema: store.schema,
+        layout: store.layout,
         userId: owner.id,
         requested,
         description,
