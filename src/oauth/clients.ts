@@ -21,7 +21,7 @@ import {
   type ClientRow,
 } from './repository.ts';
 import { newClientId, newOAuthSecret, sha256Hex } from './secrets.ts';
-import { recordEvent, type Act } from '../auth/security-log.ts';
+import { recordEvent, withEvents, type Act } from '../auth/security-log.ts';
 
 export interface OAuthClient {
   id: string;
@@ -287,7 +287,7 @@ export async function rotateClientSecret(
 ): Promise<{ secret: string; ended: number } | undefined> {
   if (!isConfidential(client)) return undefined;
   const secret = newOAuthSecret();
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     if (!(await replaceClientSecretHash(trx, client.id, sha256Hex(secret)))) return undefined;
     const ended = endTokens ? await endGrantsOfApplication(trx, client.id, false) : 0;
     await recordEvent(trx, act, {
@@ -307,7 +307,7 @@ export async function rotateClientSecret(
  */
 export async function deleteClient(db: Db, id: string, act: Act): Promise<boolean> {
   if (!possibleClientId(id)) return false;
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     const client = await findClientById(trx, id);
     if (!client) return false;
     await endGrantsOfApplication(trx, id, true);

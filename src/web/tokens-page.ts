@@ -23,6 +23,7 @@ import {
 import { inSudoMode } from '../auth/sessions.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import { signOutEverywhere } from '../auth/revocation.ts';
+import { withEvents } from '../auth/security-log.ts';
 import type { ConnectedApplication, UserGrants } from './applications.ts';
 import { regenerateToken } from '../tokens/regenerate.ts';
 import {
@@ -481,13 +482,14 @@ export async function tokensPageRoutes(
       const now = clock();
       let regenerated: Awaited<ReturnType<typeof regenerateToken>>;
       try {
-        regenerated = await store.db.transaction().execute(async (trx) => {
+        const act = webAct(web, request, user, now);
+        regenerated = await withEvents(store.db, act, async (trx) => {
           const done = await regenerateToken(trx, {
             userId: user.userId,
             tokenId: old.id,
             now,
             cap: config.tokensPerUserMax,
-            act: webAct(web, request, user, now),
+            act,
           });
           if (done)
             await keepForReveal(trx, revealOwner(request, user), done.token.id, done.token.secret, now);
