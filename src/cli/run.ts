@@ -21,6 +21,7 @@ import {
   type OptionSpec,
 } from './command.ts';
 import { makeStyle, wantsColour } from './format.ts';
+import { terminalJson, terminalOutput, terminalText } from '../shown-text.ts';
 
 export interface Io {
   stdout: { write(s: string): unknown; isTTY?: boolean };
@@ -81,7 +82,7 @@ function reportError(err: unknown, json: boolean, io: Io): number {
   const message = describeError(err);
   if (json)
     io.stderr.write(
-      `${JSON.stringify({
+      `${terminalJson({
         error: message,
         code,
         ...(err instanceof ConfigError ? { variable: err.variable } : {}),
@@ -89,7 +90,7 @@ function reportError(err: unknown, json: boolean, io: Io): number {
       })}\n`,
     );
   else {
-    io.stderr.write(`${PROGRAM}: ${message}\n`);
+    io.stderr.write(`${PROGRAM}: ${terminalText(message)}\n`);
     if (help !== undefined) io.stderr.write(`Run "${help}" for usage.\n`);
   }
   return usage ? EXIT_USAGE : EXIT_FAILURE;
@@ -263,13 +264,17 @@ async function runLeaf(
   }
 
   const json = values.json === true;
-  const style = makeStyle(!json && wantsColour(io.stdout.isTTY, io.env));
+  const colour = !json && wantsColour(io.stdout.isTTY, io.env);
+  const style = makeStyle(colour);
   const ctx = makeContext(io, resources, style, json);
   const args = new Args(name, values as Record<string, string | boolean | string[] | undefined>);
   const output = await command.run(args, ctx);
+  // Stored text reaches the terminal only escaped (src/shown-text.ts): each value where it is printed,
+  // and the whole output again here, the net under them.
   if (output && json && output.jsonLines)
-    io.stdout.write(output.jsonLines.map((line) => `${JSON.stringify(line)}\n`).join(''));
-  else if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+    io.stdout.write(output.jsonLines.map((line) => `${terminalJson(line)}\n`).join(''));
+  else if (output)
+    io.stdout.write(json ? `${terminalJson(output.json)}\n` : `${terminalOutput(output.text, colour)}\n`);
   return 0;
 }
 

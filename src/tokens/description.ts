@@ -3,6 +3,7 @@
 // copies existing tokens, and refuses only what cannot be stored (`unstorableDescription`).
 import { storableText } from '../store/text.ts';
 import type { DatabaseSchema } from '../store/database.ts';
+import { showableTextProblem } from '../shown-text.ts';
 
 /** Longest token description, in UTF-16 code units (JavaScript string length). */
 export const MAX_DESCRIPTION_LENGTH = 1024;
@@ -32,17 +33,12 @@ export function unstorableDescription(text: string): string | undefined {
   return undefined;
 }
 
-// C0 controls but tab (NUL and line breaks included), DEL, and C1 controls: nothing a description shows,
-// and a line break would split the CLI's table and the page's one-line field.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
-
-const codePoint = (c: string): string => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
-
 /**
- * Why a new token may not be given this description, or undefined: too long (for the tables of `schema`), a control character (C0 but
- * tab, DEL, C1), or a lone surrogate (no character: UTF-8 cannot hold it). The answer completes
- * "The description …".
+ * Why a new token may not be given this description, or undefined: too long (for the tables of `schema`),
+ * a control, invisible or formatting character (a tab is allowed), combining marks piled on one
+ * character (the rule of application names too: src/shown-text.ts), or a lone surrogate (no character:
+ * UTF-8 cannot hold it). The answer completes "The description …". Descriptions stored before (the
+ * family's website lets users write anything) are shown escaped, never refused.
  */
 export function descriptionProblem(text: string, schema: DatabaseSchema = 'tokend'): string | undefined {
   if (
@@ -51,9 +47,5 @@ export function descriptionProblem(text: string, schema: DatabaseSchema = 'token
       : text.length > MAX_DESCRIPTION_LENGTH
   )
     return tooLong(schema === 'ripple' ? FAMILY_MAX_DESCRIPTION_LENGTH : MAX_DESCRIPTION_LENGTH);
-  const control = CONTROL.exec(text);
-  if (control)
-    return `may not contain control characters (it has ${codePoint(control[0])}); a tab is allowed`;
-  if (!text.isWellFormed()) return 'may not contain a lone surrogate (half of a UTF-16 pair)';
-  return undefined;
+  return showableTextProblem(text, { tab: true });
 }
