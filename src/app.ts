@@ -42,6 +42,7 @@ import { trustFunction } from './trust-proxy.ts';
 import { canonicalAddress } from './http/client-address.ts';
 import { FailedSignIns, NO_EVENTS, eventsChannel, type EventSink } from './auth/security-log.ts';
 import { OutboxEvents } from './auth/event-outbox.ts';
+import { TokenCreationLimit } from './auth/creation-limit.ts';
 
 export interface Services {
   config: Config;
@@ -62,6 +63,8 @@ export interface Services {
   events: EventSink;
   /** the cap on failed sign-ins the security log records per address */
   failedSignIns: FailedSignIns;
+  /** the bound on API tokens a user makes per window (TOKEN_CREATE_RATE_LIMIT) */
+  tokenCreation: TokenCreationLimit;
 }
 
 declare module 'fastify' {
@@ -149,6 +152,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     expiry: new ExpirySweeper(store.db, app.log, clock, { events, days: config.securityLogDays }),
     events,
     failedSignIns: new FailedSignIns(),
+    tokenCreation: new TokenCreationLimit(
+      loginLimiter,
+      config.tokenCreateRate.points,
+      config.tokenCreateRate.windowS,
+    ),
   };
   app.decorate('tokend', services);
   observeServices(services.metrics, services);

@@ -261,6 +261,61 @@ export class FailedSignIns {
   }
 }
 
+/** Failed sign-ins of one account listed one by one per FAILED_SIGN_IN_WINDOW_S window, from every address. */
+export const FAILED_SIGN_INS_PER_ACCOUNT = 20;
+
+/** The detail of the row that counts an account's failed sign-ins beyond FAILED_SIGN_INS_PER_ACCOUNT. */
+export const MORE_FAILED_SIGN_INS = 'more attempts';
+
+/**
+ * Records a refused sign-in of an existing account (the detail as FailedSignIns admitted it): one row
+ * each, up to FAILED_SIGN_INS_PER_ACCOUNT in the account's current window (aligned on
+ * FAILED_SIGN_IN_WINDOW_S), whatever the addresses; beyond that, one row of the window counts the rest
+ * (`repeats`, detail MORE_FAILED_SIGN_INS, no address or user agent: they come from many clients). So a
+ * flood against one account from many addresses adds at most FAILED_SIGN_INS_PER_ACCOUNT + 1 rows per
+ * window (a few more when attempts race each other across instances).
+ */
+export async function recordFailedSignIn(db: Db, act: Act, userId: number, detail: string): Promise<void> {
+  const windowStart = Math.floor(act.at / FAILED_SIGN_IN_WINDOW_S) * FAILED_SIGN_IN_WINDOW_S;
+  const inWindow = db
+    .selectFrom('security_log')
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'signin.failed')
+    .where('at', '>=', windowStart);
+  const listed = await inWindow
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('repeats', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (Number(listed.n) < FAILED_SIGN_INS_PER_ACCOUNT)
+    return recordEvent(db, act, { userId, kind: 'signin.failed', detail });
+  const counted = await db
+    .updateTable('security_log')
+    .set((eb) => ({ repeats: eb('repeats', '+', 1) }))
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'signin.failed')
+    .where('at', '>=', windowStart)
+    .where('repeats', 'is not', null)
+    .executeTakeFirst();
+  if (Number(counted.numUpdatedRows) > 0) return;
+  await db
+    .insertInto('security_log')
+    .values({
+      at: act.at,
+      user_id: userId,
+      kind: 'signin.failed',
+      means: act.means,
+      means_id: null,
+      token_id: null,
+      client_id: null,
+      detail: MORE_FAILED_SIGN_INS,
+      address: null,
+      user_agent: null,
+      actor_id: null,
+      repeats: 1,
+    })
+    .execute();
+}
+
 /** A stored event, as the page and `tokend audit` show it (the columns of docs/security-log.md). */
 export type LoggedEvent = Selectable<SecurityLogTable>;
 
@@ -288,6 +343,8 @@ export async function listEvents(db: Db, query: EventQuery): Promise<LoggedEvent
     at: Number(r.at),
     user_id: Number(r.user_id),
     token_id: r.token_id === null ? null : Number(r.token_id),
+    actor_id: r.actor_id === null ? null : Number(r.actor_id),
+    repeats: r.repeats === null ? null : Number(r.repeats),
   }));
 }
 

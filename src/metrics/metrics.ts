@@ -17,6 +17,7 @@ export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
   'wrong-password': '403',
   banned: '402',
   'too-many-tokens': '409',
+  'too-many-created': '429',
   busy: '503',
 };
 

@@ -127,6 +127,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         tokensPerUserMax: app.tokend.config.tokensPerUserMax,
         clock,
         failedSignIns,
+        tokenCreation: app.tokend.tokenCreation,
       },
       {
         username,
@@ -168,6 +169,13 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
           reply,
           503,
           'The server is busy checking other passwords. Try again in a moment.',
+        );
+      case 'too-many-created':
+        reply.header('Retry-After', String(result.retryAfterS));
+        return sendEnvelope(
+          reply,
+          429,
+          `This user has made too many tokens recently (TOKEN_CREATE_RATE_LIMIT): try again in ${result.retryAfterS} seconds. No token was created.`,
         );
       case 'too-many-tokens':
         return sendEnvelope(
