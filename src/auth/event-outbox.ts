@@ -211,17 +211,19 @@ export class OutboxEvents implements EventSink {
   }
 
   /**
-   * Sends the messages in order on the one connection (Redis runs them in that order) and returns the ids
-   * of those sent before the first failure: the rest stay, and go again later.
+   * Sends the messages one after the other, each once Redis took the one before, and returns the ids of
+   * those sent before the first failure: the rest stay and go again later, so no event is ever first
+   * sent after a later one (a subscriber may keep only the highest id it has seen).
    */
   private async publish(rows: ReadonlyArray<{ id: number | string; message: string }>): Promise<number[]> {
-    const results = await Promise.allSettled(
-      rows.map((r) => this.link.client.publish(this.channel, r.message)),
-    );
     const sent: number[] = [];
-    for (const [i, result] of results.entries()) {
-      if (result.status !== 'fulfilled') break;
-      sent.push(Number(rows[i]!.id));
+    for (const row of rows) {
+      try {
+        await this.link.client.publish(this.channel, row.message);
+      } catch {
+        break;
+      }
+      sent.push(Number(row.id));
       this.onPublished?.();
     }
     if (sent.length < rows.length && !this.failing)
