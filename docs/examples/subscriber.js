@@ -5,7 +5,7 @@ const channel = `${process.env.REDIS_KEY_PREFIX ?? 'tokend:'}events`;
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 let last = 0; // ids grow with each commit: one at or below `last` was seen already
 redis.on('message', (_channel, message) => {
-  const event = JSON.parse(message); // {"v":1,"id":311,"kind":"token.revoked","user_id":7,"token_ids":[42],…}
+  const event = JSON.parse(message); // {"v":1,"id":1795660570311,"kind":"token.revoked","user_id":7,"token_ids":[42],…}
   if (event.v !== 1 || event.id <= last) return;
   last = event.id;
   console.log(JSON.stringify(event)); // e.g. close the sockets of event.token_ids

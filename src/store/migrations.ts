@@ -835,7 +835,10 @@ const eventOutbox: MigrationFactory = () => ({
     await db
       .insertInto('event_outbox_state')
       .values([
-        { name: 'sequence', value: 0, holder: null },
+        // Ids start at this moment in milliseconds: a database made later (a move with tokend export and
+        // import, a new in-place install) gives ids above an earlier one's, which gave fewer events than
+        // milliseconds went by, so a subscriber that keeps the highest id it saw drops none of the new.
+        { name: 'sequence', value: Date.now(), holder: null },
         { name: 'drain', value: 0, holder: null },
       ])
       .execute();

@@ -74,12 +74,15 @@ for (const dialect of ['sqlite', 'mysql'] as const)
           LOGIN_RATE_LIMIT: '1000',
           TOKEN_CREATE_RATE_LIMIT: '1000',
         };
-        const [a, b] = await Promise.all([startTokend(env), startTokend(env)]);
-        t.after(async () => {
-          await Promise.all([a.stop(), b.stop()]);
-        });
-        const store = await openStore(database.config, { migrate: false });
+        // Migrated before the instances start (two processes migrating one SQLite file at once is not
+        // what this test is about).
+        const store = await openStore(database.config);
         t.after(() => store.close());
+        // One after the other, each stopped after the test even when the other fails to start.
+        const a = await startTokend(env);
+        t.after(() => a.stop());
+        const b = await startTokend(env);
+        t.after(() => b.stop());
         const userId = await insertUser(store.db, {
           username: 'bob',
           passwordHash: await hasher.hash('bob-pw'),
@@ -212,10 +215,11 @@ for (const dialect of ['sqlite', 'mysql'] as const)
           WORKERS: '2',
           TOKEN_SWEEP_INTERVAL_S: '1',
         };
-        const [a, b] = await Promise.all([startTokend(env), startTokend(env)]);
-        t.after(async () => {
-          await Promise.all([a.stop(), b.stop()]);
-        });
+        // One after the other, each stopped after the test even when the other fails to start.
+        const a = await startTokend(env);
+        t.after(() => a.stop());
+        const b = await startTokend(env);
+        t.after(() => b.stop());
         const announced = () => sub.seen.filter((e) => e.kind === 'token.revoked');
         assert.ok(
           await eventually(400, 50, async () => announced().length >= EXPIRED_TOKENS),
