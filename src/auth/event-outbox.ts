@@ -114,6 +114,7 @@ export class OutboxEvents implements EventSink {
   private running: Promise<void> | undefined;
   private again = false;
   private failing = false;
+  private databaseFailing = false;
   /** Events this process wrote to the outbox (the CLI says when some could not be published). */
   written = 0;
   onPublished: (() => void) | undefined;
@@ -162,8 +163,9 @@ export class OutboxEvents implements EventSink {
         this.again = false;
         try {
           await this.drainOnce();
+          this.databaseFailing = false;
         } catch (err) {
-          this.log?.warn({ err }, 'publishing events failed; they wait in the outbox');
+          this.databaseTrouble(err);
         }
       } while (this.again);
     };
@@ -178,8 +180,15 @@ export class OutboxEvents implements EventSink {
       const any = await this.db.selectFrom('event_outbox').select('id').limit(1).executeTakeFirst();
       if (any) await this.drain();
     } catch (err) {
-      this.log?.warn({ err }, 'reading the events outbox failed; will retry');
+      this.databaseTrouble(err);
     }
+  }
+
+  /** A database failure of the drain, logged once until a drain works again (it retries every interval). */
+  private databaseTrouble(err: unknown): void {
+    if (!this.databaseFailing)
+      this.log?.warn({ err }, 'publishing events failed on the database; they wait in the outbox, retrying');
+    this.databaseFailing = true;
   }
 
   private async drainOnce(): Promise<void> {
