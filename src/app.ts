@@ -41,7 +41,9 @@ import {
 import { redisReadiness } from './health/redis-check.ts';
 import { trustFunction } from './trust-proxy.ts';
 import { canonicalAddress } from './http/client-address.ts';
-import { FailedSignIns, NO_EVENTS, RedisEvents, type EventSink } from './auth/security-log.ts';
+import { FailedSignIns, NO_EVENTS, eventsChannel, type EventSink } from './auth/security-log.ts';
+import { OutboxEvents } from './auth/event-outbox.ts';
+import { TokenCreationLimit } from './auth/creation-limit.ts';
 
 export interface Services {
   config: Config;
@@ -55,12 +57,17 @@ export interface Services {
   jobs: FixPrivilegesRuns;
   metrics: TokendMetrics;
   expiry: ExpirySweeper;
-  /** where revocations and privilege changes are published: Redis with REDIS_URL, else nowhere */
+  /**
+   * where revocations and privilege changes are published: the outbox, drained to Redis after each commit,
+   * with REDIS_URL; else nowhere
+   */
   events: EventSink;
   /** the cap on failed sign-ins the security log records per address */
   failedSignIns: FailedSignIns;
   /** this instance's copy of the OpenID Connect signing keys (src/oauth/signing-keys.ts) */
   signingKeys: SigningKeys;
+  /** the bound on API tokens a user makes per window (TOKEN_CREATE_RATE_LIMIT) */
+  tokenCreation: TokenCreationLimit;
 }
 
 declare module 'fastify' {
@@ -128,7 +135,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const loginLimiter = options.loginLimiter ?? (await createLoginLimiter(limiterSettings(config), app.log));
   // Published over the login limits' Redis link: no second connection.
   const redisLink = loginLimiter.redis;
-  const events = redisLink ? new RedisEvents(redisLink, config.redisKeyPrefix) : NO_EVENTS;
+  const outbox = redisLink
+    ? new OutboxEvents(store.db, redisLink, eventsChannel(config.redisKeyPrefix), app.log)
+    : undefined;
+  const events: EventSink = outbox ?? NO_EVENTS;
   const services: Services = {
     config,
     clock,
@@ -147,15 +157,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     events,
     failedSignIns: new FailedSignIns(),
     signingKeys: new SigningKeys(store.db, clock, config.signingKeySecrets),
+    tokenCreation: new TokenCreationLimit(
+      loginLimiter,
+      config.tokenCreateRate.points,
+      config.tokenCreateRate.windowS,
+    ),
   };
   app.decorate('tokend', services);
   observeServices(services.metrics, services);
   lastUsed.start(config.lastUsedFlushMs);
   services.expiry.start(config.tokenSweepIntervalS * 1000);
+  outbox?.start();
   app.addHook('onClose', async () => {
     await services.jobs.idle();
     await services.expiry.stop();
     await lastUsed.stop();
+    // What waits is published now, while the database and Redis are still open.
+    await outbox?.stop();
     await store.close();
     await services.loginLimiter.close();
   });

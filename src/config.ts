@@ -74,6 +74,11 @@ export interface Config {
   http: HttpLimits;
   /** Live API tokens one user may hold (TOKENS_PER_USER_MAX); creation beyond it is refused with 409. */
   tokensPerUserMax: number;
+  /**
+   * API tokens one user may make (create or regenerate, API and token page) per window
+   * (TOKEN_CREATE_RATE_LIMIT per TOKEN_CREATE_RATE_WINDOW_S; src/auth/creation-limit.ts): 429 beyond it.
+   */
+  tokenCreateRate: { points: number; windowS: number };
   /** Sudo mode: a web session older than this since its last password entry must enter it again (s). */
   sudoWindowS: number;
   /** Bounds on what OAuth keeps for a user (src/oauth/issue.ts); beyond them the oldest end. */
@@ -343,6 +348,10 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 1000, 0, 8000),
     sudoWindowS: integer(env, 'SUDO_WINDOW_S', 15 * 60, 0, 86_400),
     tokensPerUserMax: integer(env, 'TOKENS_PER_USER_MAX', 1000, 1, 1_000_000),
+    tokenCreateRate: {
+      points: integer(env, 'TOKEN_CREATE_RATE_LIMIT', 60, 1, 1_000_000_000),
+      windowS: integer(env, 'TOKEN_CREATE_RATE_WINDOW_S', 3600, 1, 86_400 * 365),
+    },
     oauthGrants: {
       perClient: integer(env, 'OAUTH_GRANTS_PER_CLIENT_MAX', 10, 1, 1_000_000),
       perUser: integer(env, 'OAUTH_GRANTS_PER_USER_MAX', 100, 1, 1_000_000),

@@ -18,7 +18,7 @@ import { familyTokenHash, hashTokenSecret, legacyTokenHash, passwordFingerprint 
 import type { LastUsedBatcher } from './last-used.ts';
 import { deleteTokenById } from './revocation.ts';
 import { endSessionOfOldPassword, type Session } from './sessions.ts';
-import { recordEvent, type Act } from './security-log.ts';
+import { recordEvent, withEvents, type Act } from './security-log.ts';
 
 export interface TokenIdentity {
   kind: 'token';
@@ -434,15 +434,17 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       } else {
         // The whole grant: a refresh token left behind would mint a new access token at once. A client
         // credentials token is a grant of its own (its family is its alone).
-        await bearerTokens.endGrant(store.db, identity.tokenId);
-        // An application's own token is no user's: there is no account whose log it belongs in.
-        if (identity.kind === 'bearer')
-          await recordEvent(store.db, act, {
-            userId: identity.userId,
-            kind: 'app.withdrawn',
-            clientId: identity.client.id,
-            detail: 'self',
-          });
+        await withEvents(store.db, act, async (trx) => {
+          await bearerTokens.endGrant(trx, identity.tokenId);
+          // An application's own token is no user's: there is no account whose log it belongs in.
+          if (identity.kind === 'bearer')
+            await recordEvent(trx, act, {
+              userId: identity.userId,
+              kind: 'app.withdrawn',
+              clientId: identity.client.id,
+              detail: 'self',
+            });
+        });
       }
     },
   };

@@ -1,10 +1,11 @@
 // What ends which credentials, in one place. Every function here deletes rows in one transaction, so a
 // credential it ends answers as unknown from the next request on, on every instance: each request looks
 // its credential up in the database, and nothing is cached between requests. Each records its event in
-// the security log, which publishes it for the rest of the server (src/auth/security-log.ts).
+// the security log in that transaction, which publishes it for the rest of the server once it has
+// committed (withEvents, src/auth/security-log.ts).
 import type { Db } from '../store/database.ts';
 import { endSessionsOfUser } from './sessions.ts';
-import { recordEvent, type Act } from './security-log.ts';
+import { recordEvent, withEvents, type Act } from './security-log.ts';
 
 export interface SignOutEverywhereResult {
   sessions: number;
@@ -29,7 +30,7 @@ export async function signOutEverywhere(
   endGrants: EndGrantsOfUser,
   act: Act,
 ): Promise<SignOutEverywhereResult> {
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     // The API tokens' ids, for the published event: a subscriber may hold sockets keyed by token.
     const tokenIds = (
       await trx
@@ -63,7 +64,7 @@ export async function changePassword(
   passwordVersion: number,
   act: Act,
 ): Promise<{ sessionsEnded: number }> {
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     await trx
       .updateTable('users')
       .set({ password_hash: passwordHash, password_version: passwordVersion })
@@ -84,7 +85,7 @@ export async function changePassword(
  * deleting itself, an operator). False when there is none.
  */
 export async function deleteTokenById(db: Db, id: number, act: Act, reason: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     const row = await trx.selectFrom('tokens').select('user_id').where('id', '=', id).executeTakeFirst();
     if (!row) return false;
     const result = await trx.deleteFrom('tokens').where('id', '=', id).executeTakeFirst();

@@ -1,14 +1,16 @@
 // The security log, in one place: what happened to an account, when, by which means and from where
 // (docs/security-log.md holds the table's columns for operators). Every event is recorded by the one
 // function of its rule (mintToken, the revocations, the login check, …) through `recordEvent`; a
-// revocation or a privilege change is also published at once on `<REDIS_KEY_PREFIX>events` (the
-// versioned shape is `PublishedEvent`) for the rest of the server. Nothing here ever sees a secret, a
-// password or a hash: an event carries ids, a kind, a reason, an address and a shortened user agent.
+// revocation or a privilege change is also published on `<REDIS_KEY_PREFIX>events` (the versioned shape
+// is `PublishedEvent`) for the rest of the server, once its change has committed: it is written to the
+// outbox in the change's transaction (`withEvents`) and published after (src/auth/event-outbox.ts).
+// Nothing here ever sees a secret, a password or a hash: an event carries ids, a kind, a reason, an
+// address and a shortened user agent.
 import type { Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import type { SecurityLogTable } from '../store/schema.ts';
-import type { RedisLink } from '../redis.ts';
 import { deleteInBatches } from '../store/batches.ts';
+import type { EventToPublish } from './event-outbox.ts';
 
 /** Each kind of event, and how the security page names it. */
 export const EVENT_KINDS = {
@@ -52,19 +54,60 @@ const PUBLISHED: ReadonlySet<EventKind> = new Set<EventKind>([
 /** How an act reached tokend. */
 export type Means = 'api' | 'web' | 'oauth' | 'cli' | 'import' | 'expiry';
 
-/** Where published events go: Redis (RedisEvents), or nowhere without REDIS_URL (NO_EVENTS). */
+/**
+ * Where published events go: the outbox, published on Redis after the commit (OutboxEvents,
+ * src/auth/event-outbox.ts), or nowhere without REDIS_URL (NO_EVENTS).
+ */
 export interface EventSink {
-  /** Sends one event at once, without waiting; never throws (a failure is counted and dropped). */
-  publish(event: PublishedEvent): void;
+  /** `trx` keeps its events until its flush (withEvents opens it). */
+  begin(trx: Db): void;
+  /**
+   * Keeps events to publish once `db`'s transaction commits: until its flush when `begin` opened it,
+   * else written to the outbox at once, in it.
+   */
+  keep(db: Db, events: readonly EventToPublish[], at: number): Promise<void>;
+  /** Writes what `trx` kept to the outbox: its last statements. */
+  flush(trx: Db, at: number): Promise<void>;
+  /** Publishes what the outbox holds, after a commit. Never rejects. */
+  drain(): Promise<void>;
 }
 
-export const NO_EVENTS: EventSink = { publish: () => undefined };
+export const NO_EVENTS: EventSink = {
+  begin: () => undefined,
+  keep: async () => undefined,
+  flush: async () => undefined,
+  drain: async () => undefined,
+};
+
+/**
+ * Runs `change` in one transaction whose published events go out only once it has committed: they are
+ * written to the outbox as its last statements (in commit order) and the outbox is drained after the
+ * commit, without waiting for Redis. A transaction that rolls back publishes nothing. Inside a
+ * transaction already, `change` runs in it, and whoever opened that one publishes.
+ */
+export async function withEvents<T>(db: Db, act: Act, change: (trx: Db) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return change(db);
+  const sink = act.events;
+  const result = await db.transaction().execute(async (trx) => {
+    sink.begin(trx);
+    const value = await change(trx);
+    await sink.flush(trx, act.at);
+    return value;
+  });
+  void sink.drain();
+  return result;
+}
 
 /** Who acted, how, from where and when: what every event of one act shares. */
 export interface Act {
   means: Means;
   /** what acted: the API token's id, the web session's id, the application's client id; null otherwise */
   by: string | number | null;
+  /**
+   * the account whose credential acted (the API token's or the web session's owner); null outside a
+   * request, for an application, or a password login (no credential yet)
+   */
+  actor: number | null;
   /** the client address, canonical (src/http/client-address.ts); null outside a request */
   address: string | null;
   /** the User-Agent, shortened (`shortUserAgent`); null outside a request or without one */
@@ -78,6 +121,7 @@ export interface Act {
 export const actOutsideRequest = (means: Means, at: number, events: EventSink = NO_EVENTS): Act => ({
   means,
   by: null,
+  actor: null,
   address: null,
   userAgent: null,
   at,
@@ -101,6 +145,8 @@ export interface SecurityEvent {
  */
 export interface PublishedEvent {
   v: 1;
+  /** increasing in commit order, never given twice: a subscriber drops an id it has seen */
+  id: number;
   kind: EventKind;
   user_id: number;
   token_ids?: number[];
@@ -129,12 +175,16 @@ const asText = (value: string | number | null): string | null => (value === null
 
 /**
  * Records events of one act: one INSERT of every row, on `db` (inside the caller's transaction, when it
- * is one), then the published ones on the events channel.
+ * is one); the published ones are kept for the events channel, in the same transaction (`withEvents`:
+ * on a plain handle, the rows and the outbox are written in one of their own).
  */
 export async function recordEvents(db: Db, act: Act, events: readonly SecurityEvent[]): Promise<void> {
+  const toPublish = events.filter((e) => PUBLISHED.has(e.kind)).map((e) => published(act, e));
+  if (toPublish.length > 0 && !db.isTransaction)
+    return withEvents(db, act, (trx) => recordEvents(trx, act, events));
   for (let i = 0; i < events.length; i += INSERT_BATCH)
     await insertEvents(db, act, events.slice(i, i + INSERT_BATCH));
-  for (const e of events) if (PUBLISHED.has(e.kind)) act.events.publish(published(act, e));
+  if (toPublish.length > 0) await act.events.keep(db, toPublish, act.at);
 }
 
 /** Rows per INSERT (the expiry sweep records a batch at once): far within every dialect's parameters. */
@@ -156,6 +206,7 @@ async function insertEvents(db: Db, act: Act, events: readonly SecurityEvent[]):
         detail: e.detail ?? null,
         address: act.address,
         user_agent: act.userAgent,
+        actor_id: act.actor,
       })),
     )
     .execute();
@@ -164,7 +215,7 @@ async function insertEvents(db: Db, act: Act, events: readonly SecurityEvent[]):
 export const recordEvent = (db: Db, act: Act, event: SecurityEvent): Promise<void> =>
   recordEvents(db, act, [event]);
 
-function published(act: Act, e: SecurityEvent): PublishedEvent {
+function published(act: Act, e: SecurityEvent): EventToPublish {
   const tokenIds = e.tokenIds ?? (e.tokenId === undefined || e.tokenId === null ? undefined : [e.tokenId]);
   return {
     v: 1,
@@ -179,36 +230,6 @@ function published(act: Act, e: SecurityEvent): PublishedEvent {
 
 /** The Redis channel of published events. */
 export const eventsChannel = (redisKeyPrefix: string): string => `${redisKeyPrefix}events`;
-
-/**
- * Publishes on Redis over the login limits' link. A publish is sent at once and never awaited by the
- * request: while Redis is unreachable (the link not ready) or when it fails, the event is dropped,
- * counted (`onDropped`, tokend_events_dropped_total) and the link logs the outage once. Redis's PUBLISH
- * keeps nothing for a subscriber that is away, so a subscriber must treat a reconnect as "events may be
- * missing" and re-check what it holds.
- */
-export class RedisEvents implements EventSink {
-  private readonly link: RedisLink;
-  private readonly channel: string;
-  onPublished: (() => void) | undefined;
-  onDropped: (() => void) | undefined;
-
-  constructor(link: RedisLink, redisKeyPrefix: string) {
-    this.link = link;
-    this.channel = eventsChannel(redisKeyPrefix);
-  }
-
-  publish(event: PublishedEvent): void {
-    if (!this.link.isReady) {
-      this.onDropped?.();
-      return;
-    }
-    this.link.client.publish(this.channel, JSON.stringify(event)).then(
-      () => this.onPublished?.(),
-      () => this.onDropped?.(),
-    );
-  }
-}
 
 /** Failed sign-ins recorded per address per window, on one instance (the cap is documented). */
 export const FAILED_SIGN_INS_PER_WINDOW = 20;
@@ -244,6 +265,61 @@ export class FailedSignIns {
   }
 }
 
+/** Failed sign-ins of one account listed one by one per FAILED_SIGN_IN_WINDOW_S window, from every address. */
+export const FAILED_SIGN_INS_PER_ACCOUNT = 20;
+
+/** The detail of the row that counts an account's failed sign-ins beyond FAILED_SIGN_INS_PER_ACCOUNT. */
+export const MORE_FAILED_SIGN_INS = 'more attempts';
+
+/**
+ * Records a refused sign-in of an existing account (the detail as FailedSignIns admitted it): one row
+ * each, up to FAILED_SIGN_INS_PER_ACCOUNT in the account's current window (aligned on
+ * FAILED_SIGN_IN_WINDOW_S), whatever the addresses; beyond that, one row of the window counts the rest
+ * (`repeats`, detail MORE_FAILED_SIGN_INS, no address or user agent: they come from many clients). So a
+ * flood against one account from many addresses adds at most FAILED_SIGN_INS_PER_ACCOUNT + 1 rows per
+ * window (a few more when attempts race each other across instances).
+ */
+export async function recordFailedSignIn(db: Db, act: Act, userId: number, detail: string): Promise<void> {
+  const windowStart = Math.floor(act.at / FAILED_SIGN_IN_WINDOW_S) * FAILED_SIGN_IN_WINDOW_S;
+  const inWindow = db
+    .selectFrom('security_log')
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'signin.failed')
+    .where('at', '>=', windowStart);
+  const listed = await inWindow
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('repeats', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (Number(listed.n) < FAILED_SIGN_INS_PER_ACCOUNT)
+    return recordEvent(db, act, { userId, kind: 'signin.failed', detail });
+  const counted = await db
+    .updateTable('security_log')
+    .set((eb) => ({ repeats: eb('repeats', '+', 1) }))
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'signin.failed')
+    .where('at', '>=', windowStart)
+    .where('repeats', 'is not', null)
+    .executeTakeFirst();
+  if (Number(counted.numUpdatedRows) > 0) return;
+  await db
+    .insertInto('security_log')
+    .values({
+      at: act.at,
+      user_id: userId,
+      kind: 'signin.failed',
+      means: act.means,
+      means_id: null,
+      token_id: null,
+      client_id: null,
+      detail: MORE_FAILED_SIGN_INS,
+      address: null,
+      user_agent: null,
+      actor_id: null,
+      repeats: 1,
+    })
+    .execute();
+}
+
 /** A stored event, as the page and `tokend audit` show it (the columns of docs/security-log.md). */
 export type LoggedEvent = Selectable<SecurityLogTable>;
 
@@ -271,6 +347,8 @@ export async function listEvents(db: Db, query: EventQuery): Promise<LoggedEvent
     at: Number(r.at),
     user_id: Number(r.user_id),
     token_id: r.token_id === null ? null : Number(r.token_id),
+    actor_id: r.actor_id === null ? null : Number(r.actor_id),
+    repeats: r.repeats === null ? null : Number(r.repeats),
   }));
 }
 

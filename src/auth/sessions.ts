@@ -4,7 +4,7 @@
 // and remembers when its password was last entered, for sudo mode.
 import type { Db } from '../store/database.ts';
 import { endOldestBeyond, mintSession } from './mint.ts';
-import { recordEvent, type Act } from './security-log.ts';
+import { recordEvent, withEvents, type Act } from './security-log.ts';
 
 /** How long a web sign-in lasts. */
 export const SESSION_TTL_S = 30 * 86_400;
@@ -83,13 +83,15 @@ export async function recordPasswordEntry(db: Db, session: Session, act: Act): P
 
 /** Signs one session out (the security log's `session.ended`, published). */
 export async function endSession(db: Db, session: Session, act: Act): Promise<void> {
-  const r = await db
-    .deleteFrom('tokens')
-    .where('id', '=', session.id)
-    .where('session', '=', 1)
-    .executeTakeFirst();
-  if (Number(r.numDeletedRows) > 0)
-    await recordEvent(db, act, { userId: session.userId, kind: 'session.ended', tokenId: session.id });
+  await withEvents(db, act, async (trx) => {
+    const r = await trx
+      .deleteFrom('tokens')
+      .where('id', '=', session.id)
+      .where('session', '=', 1)
+      .executeTakeFirst();
+    if (Number(r.numDeletedRows) > 0)
+      await recordEvent(trx, act, { userId: session.userId, kind: 'session.ended', tokenId: session.id });
+  });
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   type OptionSpec,
 } from './command.ts';
 import { makeStyle, wantsColour } from './format.ts';
+import { terminalJson, terminalOutput, terminalText } from '../shown-text.ts';
 
 export interface Io {
   stdout: { write(s: string): unknown; isTTY?: boolean };
@@ -66,6 +67,8 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
   } catch (err) {
     return reportError(err, argv.includes('--json'), io);
   } finally {
+    // The command's events are published before the store and Redis close (or said to wait).
+    await resources.publish?.().catch(() => {});
     await resources.redis?.close().catch(() => {});
     await resources.store?.close().catch(() => {});
   }
@@ -79,7 +82,7 @@ function reportError(err: unknown, json: boolean, io: Io): number {
   const message = describeError(err);
   if (json)
     io.stderr.write(
-      `${JSON.stringify({
+      `${terminalJson({
         error: message,
         code,
         ...(err instanceof ConfigError ? { variable: err.variable } : {}),
@@ -87,7 +90,7 @@ function reportError(err: unknown, json: boolean, io: Io): number {
       })}\n`,
     );
   else {
-    io.stderr.write(`${PROGRAM}: ${message}\n`);
+    io.stderr.write(`${PROGRAM}: ${terminalText(message)}\n`);
     if (help !== undefined) io.stderr.write(`Run "${help}" for usage.\n`);
   }
   return usage ? EXIT_USAGE : EXIT_FAILURE;
@@ -122,6 +125,8 @@ interface Resources {
   store: Store | undefined;
   /** the Redis link of published events (REDIS_URL), made by the first command that acts */
   redis?: RedisLink;
+  /** publishes the events the command wrote to the outbox, when it wrote any */
+  publish?: () => Promise<void>;
 }
 
 /** How long a command waits for Redis before its events are dropped (said on stderr). */
@@ -259,13 +264,17 @@ async function runLeaf(
   }
 
   const json = values.json === true;
-  const style = makeStyle(!json && wantsColour(io.stdout.isTTY, io.env));
+  const colour = !json && wantsColour(io.stdout.isTTY, io.env);
+  const style = makeStyle(colour);
   const ctx = makeContext(io, resources, style, json);
   const args = new Args(name, values as Record<string, string | boolean | string[] | undefined>);
   const output = await command.run(args, ctx);
+  // Stored text reaches the terminal only escaped (src/shown-text.ts): each value where it is printed,
+  // and the whole output again here, the net under them.
   if (output && json && output.jsonLines)
-    io.stdout.write(output.jsonLines.map((line) => `${JSON.stringify(line)}\n`).join(''));
-  else if (output) io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+    io.stdout.write(output.jsonLines.map((line) => `${terminalJson(line)}\n`).join(''));
+  else if (output)
+    io.stdout.write(json ? `${terminalJson(output.json)}\n` : `${terminalOutput(output.text, colour)}\n`);
   return 0;
 }
 
@@ -309,19 +318,25 @@ function makeContext(io: Io, resources: Resources, style: Context['style'], json
       return passwords;
     },
     async act() {
-      const { actOutsideRequest, NO_EVENTS, RedisEvents } = await import('../auth/security-log.ts');
+      const { actOutsideRequest, NO_EVENTS, eventsChannel } = await import('../auth/security-log.ts');
       const { redisUrl, redisKeyPrefix } = await ctx.config();
       if (redisUrl === undefined) return actOutsideRequest('cli', nowSeconds(), NO_EVENTS);
-      const { RedisLink } = await import('../redis.ts');
+      const [{ RedisLink }, { OutboxEvents, waitingEvents }] = await Promise.all([
+        import('../redis.ts'),
+        import('../auth/event-outbox.ts'),
+      ]);
+      const store = await ctx.store();
       const quiet = { warn: () => undefined, info: () => undefined };
       resources.redis ??= new RedisLink(redisUrl, quiet);
       await resources.redis.waitReady(CLI_REDIS_WAIT_MS);
-      const events = new RedisEvents(resources.redis, redisKeyPrefix);
-      let warned = false;
-      events.onDropped = () => {
-        if (warned) return;
-        warned = true;
-        const warning = 'Redis is unreachable: this change was not published on its events channel';
+      const events = new OutboxEvents(store.db, resources.redis, eventsChannel(redisKeyPrefix));
+      resources.publish = async () => {
+        if (events.written === 0) return;
+        await events.drain();
+        if ((await waitingEvents(store.db)) === 0) return;
+        const warning =
+          'Redis is unreachable: this change was not published yet; it waits in the events outbox, ' +
+          'and a tokend server with REDIS_URL publishes it once Redis answers';
         io.stderr.write(json ? `${JSON.stringify({ warning })}\n` : `${PROGRAM}: warning: ${warning}\n`);
       };
       return actOutsideRequest('cli', nowSeconds(), events);

@@ -76,17 +76,22 @@ export function clientGone(request: FastifyRequest): () => boolean {
   return () => socket.destroyed || socket.readableEnded;
 }
 
-/** What an event of the security log (src/auth/security-log.ts) records of the request that made it. */
+/**
+ * What an event of the security log (src/auth/security-log.ts) records of the request that made it:
+ * `actor` is the account whose credential acted (null: none yet, or an application).
+ */
 export function requestAct(
   request: FastifyRequest,
   means: Means,
   by: string | number | null,
   at: number,
   events: EventSink,
+  actor: number | null = null,
 ): Act {
   return {
     means,
     by,
+    actor,
     address: clientAddress(request),
     userAgent: shortUserAgent(request.headers['user-agent']),
     at,

@@ -3,7 +3,8 @@
 import { Counter, Gauge, Histogram, Registry } from './prom-classes.ts';
 import type { LoginResult } from '../tokens/service.ts';
 import type { Store } from '../store/database.ts';
-import { RedisEvents, type EventSink } from '../auth/security-log.ts';
+import type { EventSink } from '../auth/security-log.ts';
+import { OutboxEvents } from '../auth/event-outbox.ts';
 
 const LOOP_TICK_MS = 10;
 
@@ -16,6 +17,7 @@ export const LOGIN_OUTCOME: Readonly<Record<LoginResult['kind'], string>> = {
   'wrong-password': '403',
   banned: '402',
   'too-many-tokens': '409',
+  'too-many-created': '429',
   busy: '503',
 };
 
@@ -93,13 +95,13 @@ export class TokendMetrics {
 
   readonly eventsPublished = new Counter({
     name: 'tokend_events_published_total',
-    help: 'Revocations and privilege changes published on the Redis events channel.',
+    help: 'Revocations and privilege changes published on the Redis events channel (a re-sent event counts again).',
     registers: [this.registry],
   });
 
   readonly eventsDropped = new Counter({
     name: 'tokend_events_dropped_total',
-    help: 'Events not published because Redis was unreachable or refused them (dropped, never retried).',
+    help: 'Events deleted from the outbox unpublished, a day after their change (Redis unreachable all that time).',
     registers: [this.registry],
   });
 
@@ -170,7 +172,10 @@ export class TokendMetrics {
 export interface Observed {
   jobs: { onFixed: ((rows: number, statements: number) => void) | undefined };
   lastUsed: { onFlush: ((size: number) => void) | undefined };
-  expiry: { onSwept: ((deleted: number) => void) | undefined };
+  expiry: {
+    onSwept: ((deleted: number) => void) | undefined;
+    onEventsDropped: ((dropped: number) => void) | undefined;
+  };
   store: Pick<Store, 'poolStats'>;
   events: EventSink;
 }
@@ -183,9 +188,8 @@ export function observeServices(metrics: TokendMetrics, services: Observed): voi
   };
   services.lastUsed.onFlush = (size) => metrics.lastUsedBatch.observe(size);
   services.expiry.onSwept = (deleted) => metrics.tokensExpired.inc(deleted);
-  if (services.events instanceof RedisEvents) {
+  services.expiry.onEventsDropped = (dropped) => metrics.eventsDropped.inc(dropped);
+  if (services.events instanceof OutboxEvents)
     services.events.onPublished = () => metrics.eventsPublished.inc();
-    services.events.onDropped = () => metrics.eventsDropped.inc();
-  }
   if (services.store.poolStats) metrics.observePool(services.store.poolStats);
 }

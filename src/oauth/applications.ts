@@ -1,7 +1,7 @@
 // The applications that act for a user, as the user sees and ends them: the connected applications list
 // and its revocation (the pages, through web/applications.ts UserGrants), and the end of every grant of a
 // user (sign out everywhere, src/auth/revocation.ts).
-import { recordEvent, type Act } from '../auth/security-log.ts';
+import { recordEvent, withEvents, type Act } from '../auth/security-log.ts';
 import type { Db } from '../store/database.ts';
 import { liveAt } from '../auth/live.ts';
 import type { ConnectedApplication, UserGrants } from '../web/applications.ts';
@@ -122,7 +122,7 @@ export async function revokeApplication(
   act: Act,
 ): Promise<boolean> {
   if (!possibleClientId(clientId)) return false;
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     const deleted = await endGrants(trx, GRANT_TABLES, { clientId, userId });
     if (deleted > 0) await recordEvent(trx, act, { userId, kind: 'app.withdrawn', clientId, detail: 'user' });
     return deleted > 0;

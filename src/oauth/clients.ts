@@ -21,7 +21,8 @@ import {
   type ClientRow,
 } from './repository.ts';
 import { newClientId, newOAuthSecret, sha256Hex } from './secrets.ts';
-import { recordEvent, type Act } from '../auth/security-log.ts';
+import { recordEvent, withEvents, type Act } from '../auth/security-log.ts';
+import { blankToTheEye, showableTextProblem } from '../shown-text.ts';
 
 export interface OAuthClient {
   id: string;
@@ -98,14 +99,6 @@ export const clientNameKey = (name: string): string => sha256Hex(usernameSafe(na
 
 /** Schemes a redirect URI may never use: they would run script or read local files in the browser. */
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:']);
-
-/**
- * Characters no application name may hold: controls (C0 and C1), format characters (a right-to-left
- * override would turn the consent page's sentence around), line and paragraph separators, surrogates,
- * private-use characters, and whatever Unicode says to draw as nothing (zero-width joiners, soft hyphens,
- * variation selectors, tags): invisible, they would make two names that look the same differ.
- */
-const UNSHOWABLE_IN_NAME = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
 
 /**
  * A URL an application registers (redirect URI, avatar) is written in printable ASCII with no spaces, as
@@ -185,15 +178,17 @@ export class ClientLimitReached extends Error {
  * first refusal.
  */
 function checkFields(input: ClientFields): ClientFields {
-  if (UNSHOWABLE_IN_NAME.test(input.name))
-    throw new ClientValidationError(
-      'the name must not contain control characters or invisible or formatting characters ' +
-        '(such as a right-to-left override, a zero-width joiner or a soft hyphen)',
-      'name',
-    );
+  // The rule of every name and description people read (src/shown-text.ts): nothing hidden, no piled marks.
+  const unshowable = showableTextProblem(input.name);
+  if (unshowable !== undefined) throw new ClientValidationError(`the name ${unshowable}`, 'name');
   const name = input.name.trim().replace(/\s+/gu, ' ');
   if (name === '' || name.length > 255)
     throw new ClientValidationError('the name must be 1–255 characters', 'name');
+  if (blankToTheEye(name))
+    throw new ClientValidationError(
+      'the name must show something: spaces, accents alone or blank braille (U+2800) read as no name',
+      'name',
+    );
   if (input.redirectUris.length === 0)
     throw new ClientValidationError('at least one redirect URI is required', 'redirect_uris');
   if (input.redirectUris.length > 20)
@@ -287,7 +282,7 @@ export async function rotateClientSecret(
 ): Promise<{ secret: string; ended: number } | undefined> {
   if (!isConfidential(client)) return undefined;
   const secret = newOAuthSecret();
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     if (!(await replaceClientSecretHash(trx, client.id, sha256Hex(secret)))) return undefined;
     const ended = endTokens ? await endGrantsOfApplication(trx, client.id, false) : 0;
     await recordEvent(trx, act, {
@@ -307,7 +302,7 @@ export async function rotateClientSecret(
  */
 export async function deleteClient(db: Db, id: string, act: Act): Promise<boolean> {
   if (!possibleClientId(id)) return false;
-  return db.transaction().execute(async (trx) => {
+  return withEvents(db, act, async (trx) => {
     const client = await findClientById(trx, id);
     if (!client) return false;
     await endGrantsOfApplication(trx, id, true);

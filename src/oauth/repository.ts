@@ -1,5 +1,5 @@
 // OAuth storage: plain functions over the database handle or a transaction. Rows stay in src/oauth.
-import { recordEvent, type Act } from '../auth/security-log.ts';
+import { recordEvent, withEvents, type Act } from '../auth/security-log.ts';
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
 import { forUpdate, upsert } from '../store/sql-dialect.ts';
@@ -212,16 +212,20 @@ export async function deleteAccessTokenById(db: Db, id: number): Promise<void> {
   await db.deleteFrom('oauth_access_tokens').where('id', '=', id).execute();
 }
 
-/** Revokes the grant an access token descends from: that token, and every access and refresh token of its family. */
+/**
+ * Revokes the grant an access token descends from: that token, and every access and refresh token of its
+ * family, in one transaction (the caller's, when `db` is one).
+ */
 export async function revokeGrantOfAccessToken(db: Db, accessTokenId: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  const run = async (trx: Db) => {
     const row = await trx
       .selectFrom('oauth_access_tokens')
       .select('family')
       .where('id', '=', accessTokenId)
       .executeTakeFirst();
     if (row) await revokeFamily(trx, row.family);
-  });
+  };
+  await (db.isTransaction ? run(db) : db.transaction().execute(run));
 }
 
 /** Revokes every access and refresh token descended from one grant. */
@@ -239,12 +243,14 @@ export async function revokeGrant(
   act: Act,
   reason: string,
 ): Promise<void> {
-  await revokeFamily(db, grant.family);
-  await recordEvent(db, act, {
-    userId: grant.userId,
-    kind: 'grant.revoked',
-    clientId: grant.clientId,
-    detail: reason,
+  await withEvents(db, act, async (trx) => {
+    await revokeFamily(trx, grant.family);
+    await recordEvent(trx, act, {
+      userId: grant.userId,
+      kind: 'grant.revoked',
+      clientId: grant.clientId,
+      detail: reason,
+    });
   });
 }
 

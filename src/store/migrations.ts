@@ -813,6 +813,68 @@ const sessionPassword: MigrationFactory = () => ({
 });
 
 /**
+ * The events channel's outbox (src/auth/event-outbox.ts): each event published on Redis is written here
+ * in the transaction of the change it announces and deleted once published, so that nothing is published
+ * before its change commits and nothing committed goes unpublished. `event_outbox_state` holds the last
+ * event id given (`sequence`: ids follow commit order) and the lease of the process publishing (`drain`).
+ */
+const eventOutbox: MigrationFactory = () => ({
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('event_outbox')
+      .addColumn('id', 'bigint', (c) => c.primaryKey().notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('message', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('event_outbox_state')
+      .addColumn('name', 'varchar(16)', (c) => c.primaryKey().notNull())
+      .addColumn('value', 'bigint', (c) => c.notNull())
+      .addColumn('holder', 'varchar(64)')
+      .execute();
+    await db
+      .insertInto('event_outbox_state')
+      .values([
+        // Ids start at this moment in milliseconds: a database made later (a move with tokend export and
+        // import, a new in-place install) gives ids above an earlier one's, which gave fewer events than
+        // milliseconds went by, so a subscriber that keeps the highest id it saw drops none of the new.
+        { name: 'sequence', value: Date.now(), holder: null },
+        { name: 'drain', value: 0, holder: null },
+      ])
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('event_outbox_state').execute();
+    await db.schema.dropTable('event_outbox').execute();
+  },
+});
+
+/**
+ * The security log's bounds and who acted: `actor_id` (the account whose credential acted, so that a
+ * user's page can say "an administrator" when it was not them), `repeats` (a summary row's count of the
+ * failed sign-ins beyond the per-account bound), and the index that finds an account's failed sign-ins
+ * of the current window. Nullable columns: rows written before keep their meaning.
+ */
+const securityLogBounds: MigrationFactory = (dialect) => ({
+  async up(db: AnyDb) {
+    // One column a statement: SQLite adds one at a time.
+    await db.schema.alterTable('security_log').addColumn('actor_id', 'integer').execute();
+    await db.schema.alterTable('security_log').addColumn('repeats', 'integer').execute();
+    await db.schema
+      .createIndex('security_log_user_kind_at')
+      .on('security_log')
+      .columns(['user_id', 'kind', 'at'])
+      .execute();
+  },
+  async down(db: AnyDb) {
+    const drop = db.schema.dropIndex('security_log_user_kind_at');
+    await (dialect === 'mysql' ? drop.on('security_log') : drop).execute();
+    await db.schema.alterTable('security_log').dropColumn('repeats').execute();
+    await db.schema.alterTable('security_log').dropColumn('actor_id').execute();
+  },
+});
+
+/**
  * OpenID Connect (src/oauth/oidc.ts): the keys that sign id_tokens (src/oauth/signing-keys.ts), one row
  * per key, `generation` unique so that two instances making the first key at once, or two rotations at
  * once, make one; a code remembers the nonce of its authorization request and when the user signed in
@@ -899,6 +961,8 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
   ['0017_client_credentials', clientCredentials],
   ['0018_security_log', securityLog],
   ['0019_session_password', sessionPassword],
+  ['0020_event_outbox', eventOutbox],
+  ['0021_security_log_bounds', securityLogBounds],
   ['0022_openid_connect', openidConnect],
   ['0023_device_codes', deviceCodes],
 ];

@@ -145,6 +145,8 @@ export const OWN_TABLE_MIGRATIONS = new Set([
   '0017_client_credentials',
   // in place its table alone (securityLogTable): the tokens column is FAMILY_CHANGES' tokend_last_address
   '0018_security_log',
+  '0020_event_outbox',
+  '0021_security_log_bounds',
   '0022_openid_connect',
   '0023_device_codes',
 ]);
@@ -263,6 +265,8 @@ const PREFIXED: ReadonlyMap<string, string> = new Map(
       'ripple_imported_tokens',
       'token_reveals',
       'security_log',
+      'event_outbox',
+      'event_outbox_state',
     ] satisfies Array<keyof Database>
   ).map((name) => [name, `${TOKEND_TABLE_PREFIX}${name}`]),
 );

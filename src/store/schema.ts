@@ -60,6 +60,35 @@ export interface SecurityLogTable {
   detail: string | null;
   address: string | null;
   user_agent: string | null;
+  /**
+   * the account whose credential acted (an API token's or a web session's owner); null outside a request,
+   * for an application, or before it was recorded. Another account than `user_id`: an administrator acted.
+   */
+  actor_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** a summary row's count of the events it stands for (failed sign-ins beyond the bound); null: one event */
+  repeats: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/**
+ * An event waiting to be published on the events channel (src/auth/event-outbox.ts): written in the
+ * transaction of the change it announces, deleted once published.
+ */
+export interface EventOutboxTable {
+  /** the event's id, given from event_outbox_state's sequence in commit order; also in `message` */
+  id: number;
+  /** Unix seconds: when it was written */
+  created_at: number;
+  /** the published JSON, as sent */
+  message: string;
+}
+
+/** The outbox's two counters: `sequence` (the last event id given) and `drain` (who publishes, until when). */
+export interface EventOutboxStateTable {
+  name: string;
+  /** sequence: the last id given; drain: the lease's end (ms since the epoch), 0 when free */
+  value: number;
+  /** drain: the process holding the lease; null when free */
+  holder: string | null;
 }
 
 /** A new token's secret, sealed with its session's key, until the token page shows it once (src/web/reveal.ts). */
@@ -209,4 +238,6 @@ export interface Database {
   ripple_imported_tokens: RippleImportedTokenTable;
   token_reveals: TokenRevealTable;
   security_log: SecurityLogTable;
+  event_outbox: EventOutboxTable;
+  event_outbox_state: EventOutboxStateTable;
 }

@@ -3,6 +3,7 @@
 // copies existing tokens, and refuses only what cannot be stored (`unstorableDescription`).
 import { storableText } from '../store/text.ts';
 import { MAX_DESCRIPTION_LENGTH, TOKEND_LAYOUT, type StoreLayout } from '../store/layout.ts';
+import { showableTextProblem } from '../shown-text.ts';
 
 export { MAX_DESCRIPTION_LENGTH, FAMILY_MAX_DESCRIPTION_LENGTH } from '../store/layout.ts';
 
@@ -26,27 +27,20 @@ export function unstorableDescription(text: string): string | undefined {
   return undefined;
 }
 
-// C0 controls but tab (NUL and line breaks included), DEL, and C1 controls: nothing a description shows,
-// and a line break would split the CLI's table and the page's one-line field.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
-
-const codePoint = (c: string): string => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
-
 /**
  * Why a new token may not be given this description in the tables of `layout`, or undefined: too long
- * for them (tokend's own count UTF-16 code units, the family's varchar characters), a control character
- * (C0 but tab, DEL, C1), a lone surrogate (no character: UTF-8 cannot hold it), or, in place, a
- * character the family's column cannot store (its latin1 holds no Japanese): refused rather than stored
- * changed. The answer completes "The description …".
+ * for them (tokend's own count UTF-16 code units, the family's varchar characters), a control, invisible
+ * or formatting character (a tab is allowed), combining marks piled on one character (the rule of
+ * application names too: src/shown-text.ts), a lone surrogate (no character: UTF-8 cannot hold it), or,
+ * in place, a character the family's column cannot store (its latin1 holds no Japanese): refused rather
+ * than stored changed. The answer completes "The description …". Descriptions stored before (the
+ * family's website lets users write anything) are shown escaped, never refused.
  */
 export function descriptionProblem(text: string, layout: StoreLayout = TOKEND_LAYOUT): string | undefined {
   const { maxLength, counts } = layout.description;
   if ((counts === 'characters' ? codePoints(text) : text.length) > maxLength) return tooLong(maxLength);
-  const control = CONTROL.exec(text);
-  if (control)
-    return `may not contain control characters (it has ${codePoint(control[0])}); a tab is allowed`;
-  if (!text.isWellFormed()) return 'may not contain a lone surrogate (half of a UTF-16 pair)';
+  const problem = showableTextProblem(text, { tab: true });
+  if (problem !== undefined) return problem;
   const unstorable = layout.unstorable('tokens.description', text);
   if (unstorable !== undefined) return `holds ${unstorable}`;
   return undefined;

@@ -1,11 +1,12 @@
 // Token expiry: the lookup already refuses expired tokens; this sweep only removes their rows (each API
-// token's end a `token.revoked` event, means expiry), and the security log's events older than
-// SECURITY_LOG_DAYS.
+// token's end a `token.revoked` event, means expiry, announced by the sweep that deleted it), the security
+// log's events older than SECURITY_LOG_DAYS, and events left unpublished for a day (OUTBOX_MAX_AGE_S).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/database.ts';
 import { deleteExpiredTokens } from './repository.ts';
 import { PeriodicJob } from '../periodic.ts';
 import { actOutsideRequest, deleteOldEvents, type EventSink } from '../auth/security-log.ts';
+import { deleteStaleEvents } from '../auth/event-outbox.ts';
 
 /** Longest lifetime a token may be given at creation: ten years of 365 days, in seconds. */
 export const MAX_EXPIRES_IN_S = 10 * 365 * 86_400;
@@ -14,6 +15,8 @@ export class ExpirySweeper {
   private readonly job: PeriodicJob;
   /** Called after each sweep with the number of tokens it deleted (for metrics). */
   onSwept: ((deleted: number) => void) | undefined;
+  /** Called with the number of events deleted unpublished (for metrics). */
+  onEventsDropped: ((dropped: number) => void) | undefined;
 
   constructor(
     db: Db,
@@ -35,6 +38,15 @@ export class ExpirySweeper {
         if (deleted > 0) log.info({ deleted }, 'deleted old security log events');
       } catch (err) {
         log.error({ err }, 'deleting old security log events failed; will retry');
+      }
+      try {
+        const dropped = await deleteStaleEvents(db, at);
+        if (dropped > 0) {
+          this.onEventsDropped?.(dropped);
+          log.warn({ dropped }, 'deleted events unpublished for a day (Redis unreachable all that time)');
+        }
+      } catch (err) {
+        log.error({ err }, 'deleting stale unpublished events failed; will retry');
       }
     });
   }

@@ -2,7 +2,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/database.ts';
 import { fixTokenPrivileges, type FixScope } from './repository.ts';
-import { recordEvent, type Act } from '../auth/security-log.ts';
+import { recordEvent, withEvents, type Act } from '../auth/security-log.ts';
+
+/** A run that rewrote tokens: `privileges.changed` of the user in scope, or of user 0 for every user. */
+const recordFix = (db: Db, act: Act, userId: number, rows: number): Promise<void> =>
+  recordEvent(db, act, {
+    userId,
+    kind: 'privileges.changed',
+    detail: `fix_privileges: ${rows} tokens limited to their owner's privileges`,
+  });
 
 /** The fix_privileges runs started by requests, in the background; shutdown waits for them. */
 export class FixPrivilegesRuns {
@@ -20,16 +28,23 @@ export class FixPrivilegesRuns {
    * user 0 for a run over every user (which does not know whose tokens it rewrote).
    */
   startFixPrivileges(db: Db, scope: FixScope, act: Act): void {
-    const job = fixTokenPrivileges(db, scope)
-      .then(async ({ rows, statements }) => {
+    // For one user, the rewrite and its event commit together; a run over every user is many statements
+    // (each its own transaction), and its event follows them.
+    const run =
+      scope.kind === 'user'
+        ? withEvents(db, act, async (trx) => {
+            const result = await fixTokenPrivileges(trx, scope);
+            if (result.rows > 0) await recordFix(trx, act, scope.userId, result.rows);
+            return result;
+          })
+        : fixTokenPrivileges(db, scope).then(async (result) => {
+            if (result.rows > 0) await recordFix(db, act, 0, result.rows);
+            return result;
+          });
+    const job = run
+      .then(({ rows, statements }) => {
         this.onFixed?.(rows, statements);
         this.log.info({ scope, rows, statements }, 'fix_privileges finished');
-        if (rows > 0)
-          await recordEvent(db, act, {
-            userId: scope.kind === 'user' ? scope.userId : 0,
-            kind: 'privileges.changed',
-            detail: `fix_privileges: ${rows} tokens limited to their owner's privileges`,
-          });
       })
       .catch((err: unknown) => this.log.error({ err, scope }, 'fix_privileges failed'))
       .finally(() => this.running.delete(job));

@@ -2,7 +2,7 @@
 import type { Db, StoreLayout } from '../store/database.ts';
 import { mintToken, type MintedToken } from '../auth/mint.ts';
 import { deletePublicTokenOfUser, findPublicTokenOfUser } from './repository.ts';
-import type { Act } from '../auth/security-log.ts';
+import { withEvents, type Act } from '../auth/security-log.ts';
 
 export interface RegeneratedToken {
   /** the id of the token that ended */
@@ -44,5 +44,5 @@ export async function regenerateToken(
     });
     return { replaced: old.id, token, description: old.description, expiresAt: old.expires_at };
   };
-  return db.isTransaction ? run(db) : db.transaction().execute(run);
+  return withEvents(db, request.act, run);
 }

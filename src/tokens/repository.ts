@@ -1,11 +1,11 @@
 // Tokens: plain functions over the database handle or a transaction.
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../store/database.ts';
-import { deleteInBatches } from '../store/batches.ts';
+import { forUpdate } from '../store/sql-dialect.ts';
 import { expiredAt, unexpiredAt } from '../auth/live.ts';
 import type { TokenTable } from '../store/schema.ts';
 import { isPossibleUserId } from '../users/repository.ts';
-import { recordEvent, recordEvents, type Act } from '../auth/security-log.ts';
+import { recordEvent, recordEvents, withEvents, type Act } from '../auth/security-log.ts';
 import { TOKEN_PRIVILEGE_REQUIREMENTS, TokenPrivilege, type TokenPrivilegeName } from '../auth/privileges.ts';
 import { SHA256_HEX_LENGTH } from '../auth/secret.ts';
 
@@ -172,49 +172,70 @@ export async function findPageToken(
  * its `token.revoked` event (`reason`: by-id, page, regenerated); false when there is none with that id
  * (or it is someone else's).
  */
-export async function deletePublicTokenOfUser(
+export function deletePublicTokenOfUser(
   db: Db,
   userId: number,
   tokenId: number,
   act: Act,
   reason: string,
 ): Promise<boolean> {
-  const result = await db
-    .deleteFrom('tokens')
-    .where('id', '=', tokenId)
-    .where('user_id', '=', userId)
-    .where('private', '=', 0)
-    .executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) return false;
-  await recordEvent(db, act, { userId, kind: 'token.revoked', tokenId, detail: reason });
-  return true;
+  return withEvents(db, act, async (trx) => {
+    const result = await trx
+      .deleteFrom('tokens')
+      .where('id', '=', tokenId)
+      .where('user_id', '=', userId)
+      .where('private', '=', 0)
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) === 0) return false;
+    await recordEvent(trx, act, { userId, kind: 'token.revoked', tokenId, detail: reason });
+    return true;
+  });
 }
 
+/** Expired tokens per transaction of the sweep: their rows locked, deleted and announced together. */
+export const EXPIRY_BATCH = 1000;
+
 /**
- * Deletes every token that expired at or before `act.at`, in batches; returns how many. Each API token's
- * end is a `token.revoked` event (reason expiry) of its owner; an expired web session's is not logged.
+ * Deletes every token that expired at or before `act.at`, a batch per transaction; returns how many.
+ * Each API token's end is a `token.revoked` event (reason expiry) of its owner, recorded in the
+ * transaction that deleted it and only there: the batch's rows are read locked (FOR UPDATE; on SQLite
+ * the transaction holds the write lock), so a row read here is deleted here and by no other sweep (every
+ * worker and every instance sweeps; one that waited for the lock finds the rows gone). An expired web
+ * session's end is not logged.
  */
 export async function deleteExpiredTokens(db: Db, act: Act): Promise<number> {
-  return deleteInBatches(
-    async (limit) =>
-      await db
-        .selectFrom('tokens')
-        .select(['id', 'user_id', 'session'])
-        .where(expiredAt('tokens', act.at))
-        .limit(limit)
-        .execute(),
-    async (rows) => {
-      const ids = rows.map((r) => r.id);
-      const deleted = await db.deleteFrom('tokens').where('id', 'in', ids).executeTakeFirst();
-      const ended = rows.filter((r) => Number(r.session) === 0);
+  let total = 0;
+  for (;;) {
+    const deleted = await withEvents(db, act, async (trx) => {
+      const rows = await forUpdate(
+        trx,
+        trx
+          .selectFrom('tokens')
+          .select(['id', 'user_id', 'session'])
+          .where(expiredAt('tokens', act.at))
+          .limit(EXPIRY_BATCH),
+      ).execute();
+      if (rows.length === 0) return 0;
+      await trx
+        .deleteFrom('tokens')
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute();
       await recordEvents(
-        db,
+        trx,
         act,
-        ended.map((r) => ({ userId: r.user_id, kind: 'token.revoked', tokenId: r.id, detail: 'expiry' })),
+        rows
+          .filter((r) => Number(r.session) === 0)
+          .map((r) => ({ userId: r.user_id, kind: 'token.revoked', tokenId: r.id, detail: 'expiry' })),
       );
-      return Number(deleted.numDeletedRows);
-    },
-  );
+      return rows.length;
+    });
+    total += deleted;
+    if (deleted < EXPIRY_BATCH) return total;
+  }
 }
 
 /**

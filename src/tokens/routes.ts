@@ -93,9 +93,14 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter, lastUsed, credentials, jobs, clock, events, failedSignIns } =
     app.tokend;
   const timeFormat = app.tokend.config.rippleTimeFormat;
-  /** The security log's act of an API request, by the API token it carries (none: a password login). */
+  /**
+   * The security log's act of an API request, by the API token it carries and its owner (none: a password
+   * login, whose user is the event's own).
+   */
   const apiAct = (request: FastifyRequest, identity: Identity) =>
-    requestAct(request, 'api', identity.kind === 'token' ? identity.tokenId : null, clock(), events);
+    identity.kind === 'token'
+      ? requestAct(request, 'api', identity.tokenId, clock(), events, identity.userId)
+      : requestAct(request, 'api', null, clock(), events);
 
   const create: Handler<typeof createSchema> = async (request, reply) => {
     const body = request.body;
@@ -123,6 +128,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
         tokensPerUserMax: app.tokend.config.tokensPerUserMax,
         clock,
         failedSignIns,
+        tokenCreation: app.tokend.tokenCreation,
       },
       {
         username,
@@ -164,6 +170,13 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
           reply,
           503,
           'The server is busy checking other passwords. Try again in a moment.',
+        );
+      case 'too-many-created':
+        reply.header('Retry-After', String(result.retryAfterS));
+        return sendEnvelope(
+          reply,
+          429,
+          `This user has made too many tokens recently (TOKEN_CREATE_RATE_LIMIT): try again in ${result.retryAfterS} seconds. No token was created.`,
         );
       case 'too-many-tokens':
         return sendEnvelope(

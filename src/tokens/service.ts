@@ -8,6 +8,7 @@ import { checkPasswordLogin } from '../users/password-login.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import type { Clock } from '../auth/clock.ts';
 import type { Act, FailedSignIns } from '../auth/security-log.ts';
+import type { TokenCreationLimit } from '../auth/creation-limit.ts';
 
 export interface LoginInput {
   username: string | undefined;
@@ -27,6 +28,8 @@ export type LoginResult =
   | { kind: 'wrong-password' }
   | { kind: 'banned'; user: UserRow }
   | { kind: 'too-many-tokens'; max: number }
+  /** the user made TOKEN_CREATE_RATE_LIMIT tokens this window: try again in `retryAfterS` */
+  | { kind: 'too-many-created'; retryAfterS: number }
   | { kind: 'busy'; retryAfterS: number };
 
 export interface LoginDeps {
@@ -40,9 +43,13 @@ export interface LoginDeps {
   /** the app's clock: the token's creation and expiry */
   clock: Clock;
   failedSignIns: FailedSignIns;
+  tokenCreation: Pick<TokenCreationLimit, 'admit'>;
 }
 
-/** Token creation's checks 3–8, in the spec's order (1 and 2 are the route's); the token cap after 7. */
+/**
+ * Token creation's checks 3–8, in the spec's order (1 and 2 are the route's); after 7, the bound on tokens
+ * made per window (429) and the token cap (409).
+ */
 export async function loginForToken(
   deps: LoginDeps,
   input: LoginInput,
@@ -55,6 +62,9 @@ export async function loginForToken(
   const checked = await checkPasswordLogin(deps, who, input.password, act, abandoned);
   if (checked.kind !== 'ok') return checked;
   const user = checked.user;
+  // The user's bound on tokens made per window, counted once the password proved it is them.
+  const wait = await deps.tokenCreation.admit(user.id);
+  if (wait !== undefined) return { kind: 'too-many-created', retryAfterS: wait };
   // The token is made when the check ends (which may have waited in the password queue).
   const now = deps.clock();
   const expiresAt = input.expiresIn === undefined ? undefined : now + input.expiresIn;

@@ -4,7 +4,8 @@
 // it; none of them orders these steps itself. An attempt the password queue refuses (503) or drops
 // because its client went away had no password compared: its count is given back. A refused attempt on an
 // existing account is the security log's `signin.failed` (why: password, banned, legacy, rate-limited),
-// at most FAILED_SIGN_INS_PER_WINDOW of one address per window; a success is the event of what it
+// at most FAILED_SIGN_INS_PER_WINDOW of one address per window and FAILED_SIGN_INS_PER_ACCOUNT of one
+// account (then one row counts the rest: recordFailedSignIn); a success is the event of what it
 // leads to (the new session's sign-in, the API's new token, sudo mode's confirmation): one insert a login.
 import type { Db } from '../store/database.ts';
 import { isBanned } from '../auth/privileges.ts';
@@ -16,7 +17,7 @@ import {
   type PasswordHasher,
 } from './passwords.ts';
 import type { LoginLimiter } from '../auth/login-limiter.ts';
-import { recordEvent, type Act, type FailedSignIns } from '../auth/security-log.ts';
+import { recordFailedSignIn, type Act, type FailedSignIns } from '../auth/security-log.ts';
 
 export interface PasswordLoginDeps {
   db: Db;
@@ -66,8 +67,7 @@ export async function checkPasswordLogin(
   if (result.kind in FAILURE_REASON) {
     const reason = FAILURE_REASON[result.kind as keyof typeof FAILURE_REASON];
     const detail = deps.failedSignIns.admit(act.address ?? 'unknown', act.at, reason);
-    if (detail !== undefined)
-      await recordEvent(deps.db, act, { userId: user.id, kind: 'signin.failed', detail });
+    if (detail !== undefined) await recordFailedSignIn(deps.db, act, user.id, detail);
   }
   return result;
 }

@@ -6,7 +6,7 @@ import { MAX_ID, type UserTable } from '../store/schema.ts';
 import { canMatchText } from '../store/text.ts';
 import { usernameSafe } from './username.ts';
 import { decimalInteger } from '../decimal-integer.ts';
-import { recordEvent, type Act } from '../auth/security-log.ts';
+import { recordEvent, withEvents, type Act } from '../auth/security-log.ts';
 
 export type UserRow = Selectable<UserTable>;
 
@@ -68,7 +68,7 @@ export async function setUserPrivileges(
   previous: number,
   act: Act,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await withEvents(db, act, async (trx) => {
     await trx.updateTable('users').set({ privileges }).where('id', '=', id).execute();
     await recordEvent(trx, act, {
       userId: id,

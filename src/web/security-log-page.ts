@@ -1,10 +1,14 @@
 // The security log page at /security-log: the signed-in user's own events (src/auth/security-log.ts),
 // newest first, a page at a time, filtered by kind. It shows nothing of anyone else: every query is by
-// the session's user. Linked from the token page; works without JavaScript.
+// the session's user, and an act of another account (an administrator's API token) or of the server's
+// operator (the CLI) reads "an administrator", without its address, browser or token (`tokend audit`
+// keeps them). A user agent shows as the browser and system it names, never as its text
+// (src/web/user-agent.ts). Linked from the token page; works without JavaScript.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import {
   EVENT_KINDS,
+  FAILED_SIGN_IN_WINDOW_S,
   isEventKind,
   listEvents,
   type EventKind,
@@ -17,6 +21,7 @@ import { html, type Html } from './html.ts';
 import { securityLogQuery } from './forms.ts';
 import { sendTokensPage } from './tokens-page-view.ts';
 import { timeFromNow } from './relative-time.ts';
+import { userAgentWords } from './user-agent.ts';
 import type { Session, WebDeps } from './session.ts';
 
 /** Events on one page. */
@@ -26,15 +31,24 @@ const MEANS_LABEL: Readonly<Record<string, string>> = {
   api: 'API',
   web: 'this website',
   oauth: 'an application',
-  cli: 'the server operator',
+  cli: 'an administrator',
   import: 'an import',
   expiry: 'expiry',
 };
+
+/**
+ * Whether someone other than the user acted: the server's operator (the CLI), or another account's
+ * credential (an administrator's API token running fix_privileges). Their address, browser and token are
+ * theirs, not the user's to see.
+ */
+const byAdministrator = (e: LoggedEvent): boolean =>
+  e.means === 'cli' || (e.actor_id !== null && e.actor_id !== e.user_id);
 
 const isoTime = (at: number): string => new Date(at * 1000).toISOString().replace('.000Z', 'Z');
 
 /** How the event came about, in a few words: the means and what acted. */
 function meansText(e: LoggedEvent): string {
+  if (byAdministrator(e)) return 'an administrator';
   const label = MEANS_LABEL[e.means] ?? e.means;
   if (e.means_id === null) return label;
   if (e.means === 'api') return `${label} (token ${e.means_id})`;
@@ -48,14 +62,21 @@ function aboutText(e: LoggedEvent): string {
   if (e.token_id !== null)
     parts.push(e.kind === 'session.ended' ? `session ${e.token_id}` : `token ${e.token_id}`);
   if (e.client_id !== null) parts.push(`application ${e.client_id}`);
-  if (e.detail !== null) parts.push(e.detail);
+  if (e.repeats !== null)
+    parts.push(
+      `${e.repeats} more ${e.repeats === 1 ? 'attempt' : 'attempts'} in the ${FAILED_SIGN_IN_WINDOW_S / 60} minutes after this one, from any address (not listed one by one)`,
+    );
+  else if (e.detail !== null) parts.push(e.detail);
   return parts.join(' · ');
 }
 
 const kindLabel = (kind: string): string => (isEventKind(kind) ? EVENT_KINDS[kind] : kind);
 
+/** An event as the page shows it: its browser in words (userAgentWords). */
+type ShownEvent = LoggedEvent & { browser: string | undefined };
+
 interface SecurityLogView {
-  events: LoggedEvent[];
+  events: ShownEvent[];
   kind: EventKind | undefined;
   /** the id to continue before, when there are older events */
   next: number | undefined;
@@ -101,10 +122,14 @@ function eventTable(view: SecurityLogView): Html {
           ${aboutText(e) || html`<span class="muted">—</span>`}
         </td>
         <td role="cell" class="address" data-label="Address">
-          ${e.address === null ? html`<span class="muted">—</span>` : html`<code>${e.address}</code>`}
+          ${
+            e.address === null || byAdministrator(e)
+              ? html`<span class="muted">—</span>`
+              : html`<code>${e.address}</code>`
+          }
         </td>
-        <td role="cell" class="agent" data-label="Browser">
-          ${e.user_agent ?? html`<span class="muted">—</span>`}
+        <td role="cell" class="agent" data-label="Browser (as reported)">
+          ${e.browser === undefined || byAdministrator(e) ? html`<span class="muted">—</span>` : e.browser}
         </td>
       </tr>`,
   );
@@ -116,7 +141,7 @@ function eventTable(view: SecurityLogView): Html {
         <th role="columnheader" scope="col">By</th>
         <th role="columnheader" scope="col">Details</th>
         <th role="columnheader" scope="col">Address</th>
-        <th role="columnheader" scope="col">Browser</th>
+        <th role="columnheader" scope="col">Browser (as reported)</th>
       </tr>
     </thead>
     <tbody role="rowgroup">
@@ -133,7 +158,9 @@ export function securityLogPage(view: SecurityLogView): Html {
     <p class="muted">
       What happened to your account, newest first: sign-ins, password confirmations, tokens made and revoked,
       applications you authorized or disconnected. Addresses are shown as the server saw them (an IPv6 address
-      by its /64 block). If you see something you did not do, sign out everywhere and change your password.
+      by its /64 block); the browser is the one the client says it is, which it may not be. What an
+      administrator did to your account is shown as theirs, without their details. If you see something you
+      did not do, sign out everywhere and change your password.
     </p>
     ${filterForm(view)} ${eventTable(view)}
     <nav class="actions" aria-label="Pages">
@@ -179,7 +206,11 @@ export async function securityLogRoutes(
         ...(before === undefined ? {} : { beforeId: before }),
         limit: EVENTS_PER_PAGE + 1,
       });
-      const events = rows.slice(0, EVENTS_PER_PAGE);
+      const events = await Promise.all(
+        rows
+          .slice(0, EVENTS_PER_PAGE)
+          .map(async (e) => ({ ...e, browser: await userAgentWords(e.user_agent) })),
+      );
       const next = rows.length > EVENTS_PER_PAGE ? events[events.length - 1]?.id : undefined;
       return sendTokensPage(
         reply,

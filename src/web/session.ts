@@ -33,10 +33,10 @@ export interface WebDeps extends PasswordLoginDeps {
 export function webAct(
   deps: Pick<WebDeps, 'clock' | 'events'>,
   request: FastifyRequest,
-  session: Pick<Session, 'id'> | undefined,
+  session: Pick<Session, 'id' | 'userId'> | undefined,
   at: number = deps.clock(),
 ): Act {
-  return requestAct(request, 'web', session?.id ?? null, at, deps.events);
+  return requestAct(request, 'web', session?.id ?? null, at, deps.events, session?.userId ?? null);
 }
 
 /**

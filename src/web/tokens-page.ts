@@ -23,6 +23,7 @@ import {
 import { inSudoMode } from '../auth/sessions.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
 import { signOutEverywhere } from '../auth/revocation.ts';
+import { withEvents } from '../auth/security-log.ts';
 import type { ConnectedApplication, UserGrants } from './applications.ts';
 import { regenerateToken } from '../tokens/regenerate.ts';
 import {
@@ -66,7 +67,7 @@ import {
   type TokenRowView,
   type TokensPageView,
 } from './tokens-page-view.ts';
-import { expiryLabel } from './relative-time.ts';
+import { expiryLabel, timeFromNow } from './relative-time.ts';
 import { securityLogRoutes } from './security-log-page.ts';
 
 const DAY = 86_400;
@@ -176,7 +177,18 @@ export async function tokensPageRoutes(
   options: TokensPageOptions,
 ): Promise<void> {
   const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
-  const { store, lastUsed, metrics, config, clock } = app.tokend;
+  const { store, lastUsed, metrics, config, clock, tokenCreation } = app.tokend;
+  /** The answer when the user has made TOKEN_CREATE_RATE_LIMIT tokens this window (nothing is made). */
+  const tooManyMade = (reply: FastifyReply, title: string, retryAfterS: number) =>
+    sendTokensPage(
+      reply.header('Retry-After', String(retryAfterS)),
+      429,
+      title,
+      messagePage(
+        'Too many new tokens',
+        `You have made too many tokens recently. Try again ${timeFromNow(retryAfterS, 0)}; nothing was changed.`,
+      ),
+    );
   const scopePrivileges = options.scopePrivileges ?? (() => 0);
   const { grants } = options;
 
@@ -354,6 +366,8 @@ export async function tokensPageRoutes(
       });
     }
 
+    const waitForCreation = await tokenCreation.admit(user.userId);
+    if (waitForCreation !== undefined) return tooManyMade(reply, 'Create token', waitForCreation);
     const now = clock();
     let token: MintedToken;
     try {
@@ -479,17 +493,20 @@ export async function tokensPageRoutes(
           sudoRefusalStatus(reply, sudo),
           sudo.error ?? 'Enter your password to regenerate the token.',
         );
+      const waitForCreation = await tokenCreation.admit(user.userId);
+      if (waitForCreation !== undefined) return tooManyMade(reply, 'Regenerate token', waitForCreation);
       const now = clock();
       let regenerated: Awaited<ReturnType<typeof regenerateToken>>;
       try {
-        regenerated = await store.db.transaction().execute(async (trx) => {
+        const act = webAct(web, request, user, now);
+        regenerated = await withEvents(store.db, act, async (trx) => {
           const done = await regenerateToken(trx, {
             layout: store.layout,
             userId: user.userId,
             tokenId: old.id,
             now,
             cap: config.tokensPerUserMax,
-            act: webAct(web, request, user, now),
+            act,
           });
           if (done)
             await keepForReveal(trx, revealOwner(request, user), done.token.id, done.token.secret, now);

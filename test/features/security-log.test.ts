@@ -24,8 +24,19 @@ import { nowSeconds } from '../../src/auth/clock.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { TokenPrivilege, UserPrivilege } from '../../src/auth/privileges.ts';
 import { FIX_PRIVILEGES_NEEDS } from '../../src/tokens/routes.ts';
-import { FAILED_SIGN_INS_PER_WINDOW, listEvents, type LoggedEvent } from '../../src/auth/security-log.ts';
+import {
+  FAILED_SIGN_INS_PER_ACCOUNT,
+  FAILED_SIGN_INS_PER_WINDOW,
+  MORE_FAILED_SIGN_INS,
+  actOutsideRequest,
+  listEvents,
+  recordEvent,
+  withEvents,
+  type LoggedEvent,
+} from '../../src/auth/security-log.ts';
 import { recordTokenUses } from '../../src/auth/last-used.ts';
+import { OUTBOX_MAX_AGE_S, waitingEvents } from '../../src/auth/event-outbox.ts';
+import { TcpProxy } from '../helpers/real-server.ts';
 
 const AGENT = 'SecurityLogTest/1.0 (a test client)';
 const SUDO_WINDOW_S = 900;
@@ -68,6 +79,9 @@ function one(log: readonly LoggedEvent[], kind: string, detail?: string | null):
   assert.equal(found.length, 1, `one ${kind} ${detail ?? ''} event: ${JSON.stringify(log, null, 1)}`);
   return found[0]!;
 }
+
+/** The act of an operator's command on the app's events sink. */
+const requestlessAct = (h: Harness) => actOutsideRequest('cli', nowSeconds(), h.app.tokend.events);
 
 const apiCreate = (h: Harness, fields: Record<string, unknown>) =>
   h.api({ method: 'POST', path: '/tokens', headers: { 'user-agent': AGENT }, payload: fields });
@@ -276,8 +290,14 @@ for (const dialect of DIALECTS) {
       assert.match(out.detail ?? '', /^1 sessions, 2 API tokens, 0 OAuth tokens, 0 applications$/);
       assert.equal(one(log, 'session.ended').means, 'web');
 
-      // Published at once: revocations and privilege changes, in the versioned shape, nothing else.
+      // Published after each commit: revocations and privilege changes, in the versioned shape, nothing
+      // else; each with its own id, increasing in the order they came.
       await until('every published event', () => received.length >= 11);
+      const ids = received.map((e) => e.id as number);
+      assert.ok(
+        ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > ids[i - 1]!)),
+        `${ids}`,
+      );
       const kinds = received.map((e) => `${String(e.kind)}:${String(e.reason ?? '')}`).sort();
       assert.deepEqual(
         kinds,
@@ -301,7 +321,7 @@ for (const dialect of DIALECTS) {
         assert.equal(typeof e.at, 'number');
         assert.deepEqual(
           Object.keys(e).filter(
-            (k) => !['v', 'kind', 'user_id', 'token_ids', 'client_id', 'reason', 'at'].includes(k),
+            (k) => !['v', 'id', 'kind', 'user_id', 'token_ids', 'client_id', 'reason', 'at'].includes(k),
           ),
           [],
         );
@@ -335,7 +355,9 @@ for (const dialect of DIALECTS) {
         'Signed out everywhere',
       ])
         assert.ok(events.includes(`data-label="Event">${label}<`), label);
-      assert.ok(events.includes(AGENT), 'the user agent is shown');
+      // A user agent as what it names, never its text: this one names no browser bowser knows.
+      assert.ok(!events.includes('SecurityLogTest'), 'the user agent is not shown as its text');
+      assert.ok(events.includes('an unrecognised program'), 'the user agent is shown in words');
       assert.ok(events.includes('<code>127.0.0.1</code>'), 'the address is shown');
       assert.ok(events.indexOf('>Signed in<') < events.indexOf('>Sign-in failed<'), 'newest first');
       const onlyFailed = tableOf((await viewer.get('/security-log?kind=signin.failed')).body);
@@ -529,7 +551,14 @@ for (const dialect of DIALECTS) {
     });
 
     it(`records at most ${FAILED_SIGN_INS_PER_WINDOW} failed sign-ins of one address per window`, async (t) => {
-      const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '1000000', LOGIN_IP_RATE_LIMIT: '1000000' });
+      // One window of the account's bound from start to end.
+      const now = Math.floor(nowSeconds() / 600) * 600 + 10;
+      const h = await build(
+        t,
+        dialect,
+        { LOGIN_RATE_LIMIT: '1000000', LOGIN_IP_RATE_LIMIT: '1000000' },
+        { clock: () => now },
+      );
       const alice = await h.createUser();
       for (let i = 0; i < FAILED_SIGN_INS_PER_WINDOW * 3; i++) {
         const r = await apiCreate(h, { username: alice.username, password: `wrong-${i}` });
@@ -538,17 +567,25 @@ for (const dialect of DIALECTS) {
       const log = await logOf(h, alice.id);
       assert.equal(log.length, FAILED_SIGN_INS_PER_WINDOW);
       assert.match(log[log.length - 1]!.detail ?? '', /more from this address not recorded/);
-      // Another address still gets its own.
-      const other = await h.api({
-        method: 'POST',
-        path: '/tokens',
-        remoteAddress: '198.51.100.7',
-        payload: { username: alice.username, password: 'wrong-again' },
-      });
-      assert.equal(other.statusCode, 403);
-      const now = await logOf(h, alice.id);
-      assert.equal(now.length, FAILED_SIGN_INS_PER_WINDOW + 1);
-      assert.equal(now[now.length - 1]!.address, '198.51.100.7');
+      // Another address is not held back by the first's cap; the account's own bound then counts it.
+      const bob = await h.createUser();
+      const other = (username: string) =>
+        h.api({
+          method: 'POST',
+          path: '/tokens',
+          remoteAddress: '198.51.100.7',
+          payload: { username, password: 'wrong-again' },
+        });
+      assert.equal((await other(bob.username)).statusCode, 403);
+      const bobs = await logOf(h, bob.id);
+      assert.deepEqual([bobs.length, bobs[0]!.address], [1, '198.51.100.7']);
+      assert.equal((await other(alice.username)).statusCode, 403);
+      const after = await logOf(h, alice.id);
+      assert.equal(after.length, FAILED_SIGN_INS_PER_ACCOUNT + 1);
+      assert.deepEqual(
+        [after[after.length - 1]!.detail, after[after.length - 1]!.repeats, after[after.length - 1]!.address],
+        [MORE_FAILED_SIGN_INS, 1, null],
+      );
     });
 
     it('writes the last-used address with the batched last use and shows it on the token page', async (t) => {
@@ -614,17 +651,89 @@ for (const dialect of DIALECTS) {
       assert.equal(left[0]!.at, now - 86_400 - 1);
     });
 
-    it('revokes at once while Redis is unreachable: the event is dropped and counted', async (t) => {
-      const h = await build(t, dialect, { REDIS_URL: 'redis://127.0.0.1:1', ...WITH_METRICS });
+    it('publishes nothing of a change that rolls back, and publishes a committed one after its commit', async (t) => {
+      if (skip) return t.skip(skip);
+      const prefix = uniqueRedisPrefix();
+      const h = await build(t, dialect, { REDIS_URL, REDIS_KEY_PREFIX: prefix });
+      const received = await subscribe(t, prefix);
       const alice = await h.createUser();
-      const made = body(await apiCreate(h, { username: alice.username, password: alice.password }));
-      const r = await h.api({
-        method: 'DELETE',
-        path: '/tokens/self',
-        headers: { 'x-ripple-token': made.token as string },
+      const act = requestlessAct(h);
+      // A ban whose transaction fails after its event was recorded: neither the ban nor the event remain.
+      await assert.rejects(
+        withEvents(h.store.db, act, async (trx) => {
+          await trx.updateTable('users').set({ privileges: 0 }).where('id', '=', alice.id).execute();
+          await recordEvent(trx, act, { userId: alice.id, kind: 'privileges.changed', detail: '3 → 0' });
+          throw new Error('the change fails after its event');
+        }),
+        /fails after its event/,
+      );
+      await h.app.tokend.events.drain();
+      assert.equal(await waitingEvents(h.store.db), 0);
+      assert.deepEqual(await logOf(h, alice.id), []);
+      const stored = await h.store.db
+        .selectFrom('users')
+        .select('privileges')
+        .where('id', '=', alice.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(stored.privileges), ACTIVE);
+      // The same change committed: its event is published (after the commit), with an id.
+      await withEvents(h.store.db, act, async (trx) => {
+        await trx.updateTable('users').set({ privileges: 0 }).where('id', '=', alice.id).execute();
+        await recordEvent(trx, act, { userId: alice.id, kind: 'privileges.changed', detail: '3 → 0' });
       });
-      assert.equal(r.statusCode, 200);
-      one(await logOf(h, alice.id), 'token.revoked', 'self');
+      await until('the committed event', () => received.length === 1);
+      assert.deepEqual(
+        [received[0]!.kind, received[0]!.reason, typeof received[0]!.id],
+        ['privileges.changed', '3 → 0', 'number'],
+      );
+      // Nothing of the rolled-back one came meanwhile.
+      await h.app.tokend.events.drain();
+      assert.equal(received.length, 1);
+    });
+
+    it('revokes at once while Redis is unreachable: the event waits in the outbox and goes once Redis is back', async (t) => {
+      if (skip) return t.skip(skip);
+      const proxy = new TcpProxy(Number(new URL(REDIS_URL).port || 6379), new URL(REDIS_URL).hostname);
+      await proxy.start();
+      t.after(() => proxy.close());
+      const prefix = uniqueRedisPrefix();
+      let now = nowSeconds();
+      const h = await build(
+        t,
+        dialect,
+        { REDIS_URL: proxy.rewrite(REDIS_URL), REDIS_KEY_PREFIX: prefix, ...WITH_METRICS },
+        { clock: () => now },
+      );
+      const received = await subscribe(t, prefix);
+      const alice = await h.createUser();
+      const revokeOne = async () => {
+        const made = body(await apiCreate(h, { username: alice.username, password: alice.password }));
+        const r = await h.api({
+          method: 'DELETE',
+          path: '/tokens/self',
+          headers: { 'x-ripple-token': made.token as string },
+        });
+        assert.equal(r.statusCode, 200);
+      };
+      await proxy.cut();
+      await revokeOne();
+      assert.equal(one(await logOf(h, alice.id), 'token.revoked', 'self').means, 'api');
+      await h.app.tokend.events.drain();
+      assert.equal(await waitingEvents(h.store.db), 1);
+      assert.equal(received.length, 0);
+      // Back: the periodic drain publishes it.
+      await proxy.restore();
+      await until('the waiting event was published', () => received.length === 1);
+      assert.equal(received[0]!.kind, 'token.revoked');
+      assert.equal(await waitingEvents(h.store.db), 0);
+      // Away for more than a day: the sweep deletes what waited, counted as dropped.
+      await proxy.cut();
+      await revokeOne();
+      await h.app.tokend.events.drain();
+      assert.equal(await waitingEvents(h.store.db), 1);
+      now += OUTBOX_MAX_AGE_S + 1;
+      await h.app.tokend.expiry.sweep();
+      assert.equal(await waitingEvents(h.store.db), 0);
       assert.match(await scrapeMetrics(h), /^tokend_events_dropped_total 1$/m);
     });
   });

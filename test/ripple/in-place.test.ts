@@ -447,6 +447,8 @@ describe(
       assert.deepEqual(
         tables.map((r) => r.name),
         [
+          'tokend_event_outbox',
+          'tokend_event_outbox_state',
           'tokend_migration',
           'tokend_migration_lock',
           'tokend_oauth_access_tokens',

@@ -146,7 +146,11 @@ describe('privilege model invariants (properties)', () => {
   });
 
   it('end to end: creation grants limit(requested, owner); /ping shows it limited by the owner now', async (t) => {
-    const h = await build(t, 'sqlite', { LOGIN_RATE_LIMIT: '1000000000', LOGIN_IP_RATE_LIMIT: '1000000000' });
+    const h = await build(t, 'sqlite', {
+      LOGIN_RATE_LIMIT: '1000000000',
+      LOGIN_IP_RATE_LIMIT: '1000000000',
+      TOKEN_CREATE_RATE_LIMIT: '1000000000',
+    });
     const user = await h.createUser();
     // What the CLI and the database hold: user privileges up to 2^53 - 1.
     const storedUserMask = fc.oneof(

@@ -323,6 +323,16 @@ for (const dialect of DIALECTS) {
             ['a\u007fb', /U\+007F/],
             ['a\u0085b', /U\+0085/],
             ['a\ud800b', /may not contain a lone surrogate/],
+            // Look-alike tricks, refused as application names refuse them.
+            [
+              'pay\u202egnp.exe',
+              /invisible or formatting characters, such as a right-to-left override.*\(it has U\+202E\)/,
+            ],
+            ['ad\u200bmin', /invisible or formatting characters.*\(it has U\+200B\)/],
+            [
+              `zalgo${'\u0336'.repeat(250)}`,
+              /may not pile more than 4 accents or other combining marks on one character/,
+            ],
           ] as const) {
             const b = envelope(
               await post(h, path, { id: user.id, password: user.password, description }),

@@ -592,6 +592,15 @@ for (const dialect of DIALECTS) {
         [{ name: 'Score Tracker\ufe0f' }, /invisible or formatting characters/i],
         [{ name: 'Score Tracker\u034f' }, /invisible or formatting characters/i],
         [{ name: 'Score Tracker\u{e0001}' }, /invisible or formatting characters/i],
+        // Blank to the eye: the consent page would read "Authorize ⠀?".
+        [{ name: '\u2800' }, /the name must show something/i],
+        [{ name: ' \u2800 \u2800 ' }, /the name must show something/i],
+        [{ name: '\u0301\u0308\u0323' }, /the name must show something/i],
+        // "Zalgo": marks piled on a letter spill over the lines around the name.
+        [
+          { name: `Score${'\u0336\u0301\u0308\u0323\u0330'.repeat(50)}` },
+          /combining marks on one character/i,
+        ],
         // A URL is printable ASCII: no escape sequence reaches the terminal of an operator listing clients.
         [{ redirect_uris: 'https://ok.example/cb\u001b[2K\u001b]0;owned\u0007' }, /percent-encode it/i],
         [{ redirect_uris: 'https://ok.example/c b' }, /percent-encode it/i],

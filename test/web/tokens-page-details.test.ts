@@ -236,6 +236,20 @@ for (const dialect of DIALECTS) {
           ),
         );
       }
+      // The rule of application names too: nothing that hides itself or turns the text around.
+      for (const [description, said] of [
+        ['pay\u202egnp.exe', 'U+202E'],
+        ['pay\u200bpal', 'U+200B'],
+      ]) {
+        const refused = await postCreate(browser, [['description', description as string]]);
+        assert.equal(refused.statusCode, 400);
+        assert.match(
+          refused.body,
+          new RegExp(
+            `id="field-error">The description may not contain invisible or formatting characters, such as a right-to-left override, a zero-width space or a soft hyphen \\(it has ${(said as string).replace('+', '\\+')}\\)\\.</p>`,
+          ),
+        );
+      }
       const tabbed = await postCreate(browser, [['description', 'a\tb']]);
       assert.equal(tabbed.statusCode, 303);
       const forged = await postCreate(browser, [['privileges', 'ManageUser']]);

@@ -29,8 +29,9 @@ export const auditCommand: LeafCommand = {
   name: 'audit',
   summary: 'Print the security log, newest first (sign-ins, tokens made and revoked, …; never secrets)',
   description:
-    'Each event: its time, the user, its kind, by which means (api, web, oauth, cli, import, expiry) and\n' +
-    'what acted (a token, session or application id), the token or application it is about, a detail,\n' +
+    'Each event: its time, the user, its kind, by which means (api, web, oauth, cli, import, expiry),\n' +
+    'what acted (a token, session or application id) and whose it was when another user acted (by user N),\n' +
+    'the token or application it is about, a detail (×N: failed sign-ins counted in one row),\n' +
     'the client address and a shortened user agent. --json prints one JSON object a line (JSON lines).\n' +
     `Kinds: ${Object.keys(EVENT_KINDS).join(', ')}.`,
   examples: [
@@ -92,11 +93,17 @@ export const auditCommand: LeafCommand = {
               utc(e.at),
               String(e.user_id),
               e.kind,
-              e.means_id === null ? e.means : `${e.means} ${e.means_id}`,
+              [
+                e.means,
+                e.means_id,
+                e.actor_id !== null && e.actor_id !== e.user_id ? `by user ${e.actor_id}` : null,
+              ]
+                .filter((part) => part !== null)
+                .join(' '),
               e.token_id === null ? '' : String(e.token_id),
               e.client_id ?? '',
               e.address ?? '',
-              e.detail ?? '',
+              e.repeats === null ? (e.detail ?? '') : `${e.detail ?? ''} ×${e.repeats}`,
               e.user_agent ?? '',
             ]),
           );

@@ -22,6 +22,7 @@ import type { Store } from '../../store/database.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
 import { table } from '../format.ts';
 import { findUserOrFail } from '../lookup.ts';
+import { terminalText } from '../../shown-text.ts';
 
 const describeClient = (c: OAuthClient) => ({
   id: c.id,
@@ -104,7 +105,7 @@ const create: LeafCommand = {
     const { client, secret } = created;
     const { style } = ctx;
     const lines = [
-      `Client ${style.bold(client.id)} "${client.name}" owned by user ${owner.id} ${owner.username}`,
+      `Client ${style.bold(client.id)} "${terminalText(client.name)}" owned by user ${owner.id} ${terminalText(owner.username)}`,
       `Redirect URIs: ${client.redirectUris.join(' ')}`,
       secret === undefined
         ? 'Public client: no secret; it must use PKCE.'
@@ -150,7 +151,7 @@ const list: LeafCommand = {
     const text =
       clients.length === 0
         ? owner
-          ? `User ${owner.id} ${owner.username} has no clients.`
+          ? `User ${owner.id} ${terminalText(owner.username)} has no clients.`
           : 'No clients are registered.'
         : table(
             ctx.style,
@@ -201,7 +202,7 @@ const rotate: LeafCommand = {
     return {
       json: { id: client.id, secret: rotated.secret, ended_tokens: rotated.ended },
       text:
-        `Client ${ctx.style.bold(client.id)} "${client.name}" has a new secret; the old one no longer works.` +
+        `Client ${ctx.style.bold(client.id)} "${terminalText(client.name)}" has a new secret; the old one no longer works.` +
         (args.flag('end-tokens') ? `\nEnded ${rotated.ended} tokens and codes.` : '') +
         `\nSecret (shown only once): ${ctx.style.green(rotated.secret)}`,
     };
@@ -252,7 +253,7 @@ const token: LeafCommand = {
     return {
       json: { ...issued, client_id: client.id, user_id: user.id },
       text:
-        `Bearer token for user ${user.id} ${user.username} via ${client.name}, scope "${scope}", ` +
+        `Bearer token for user ${user.id} ${terminalText(user.username)} via ${terminalText(client.name)}, scope "${scope}", ` +
         `expires in ${issued.expires_in} s\n` +
         `Access token (shown only once): ${ctx.style.green(issued.access_token)}`,
     };

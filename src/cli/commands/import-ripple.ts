@@ -4,6 +4,7 @@ import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type LeafCommand } from '../command.ts';
 import { refuseInPlace } from '../in-place.ts';
 import { MAX_EXPLICIT_ID, RIPPLE_SOURCE_IDS } from '../../store/ids.ts';
+import { terminalText } from '../../shown-text.ts';
 
 /** Skipped rows listed in the text output; --json lists them all. */
 const LISTED_SKIPS = 20;
@@ -93,7 +94,7 @@ export const importRippleCommand: LeafCommand = {
         `skipped: ${summary.skipped.count}`,
         ...summary.skipped.rows
           .slice(0, LISTED_SKIPS)
-          .map((row) => `  ${row.table} #${row.id}: ${row.reason}`),
+          .map((row) => `  ${row.table} #${row.id}: ${terminalText(row.reason)}`),
         ...(summary.skipped.count > LISTED_SKIPS
           ? [`  … and ${summary.skipped.count - LISTED_SKIPS} more (--json lists them all)`]
           : []),

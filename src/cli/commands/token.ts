@@ -16,6 +16,7 @@ import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '
 import { table } from '../format.ts';
 import { findUserOrFail } from '../lookup.ts';
 import { parseTokenPrivileges } from '../privilege-option.ts';
+import { terminalText } from '../../shown-text.ts';
 
 const userOption: OptionSpec = {
   type: 'string',
@@ -81,7 +82,7 @@ const create: LeafCommand = {
     } catch (err) {
       if (err instanceof TokenCapReached)
         throw new CliError(
-          `user ${owner.id} ${owner.username} already holds ${err.max} live API tokens (TOKENS_PER_USER_MAX); ` +
+          `user ${owner.id} ${terminalText(owner.username)} already holds ${err.max} live API tokens (TOKENS_PER_USER_MAX); ` +
             'revoke some, or pass --force to go beyond the limit',
         );
       throw err;
@@ -90,7 +91,7 @@ const create: LeafCommand = {
 
     const { style } = ctx;
     const lines = [
-      `Token ${style.bold(String(token.id))} for user ${owner.id} ${owner.username}: ` +
+      `Token ${style.bold(String(token.id))} for user ${owner.id} ${terminalText(owner.username)}: ` +
         `privileges ${privileges} (${names(privileges)}), ${isPrivate ? 'private' : 'public'}`,
     ];
     const granted = new Set(tokenPrivilegeNames(privileges));
@@ -143,7 +144,7 @@ const list: LeafCommand = {
     }));
     const text =
       tokens.length === 0
-        ? `User ${owner.id} ${owner.username} has no tokens.`
+        ? `User ${owner.id} ${terminalText(owner.username)} has no tokens.`
         : table(
             ctx.style,
             ['ID', 'PRIVILEGES', 'KIND', 'LAST USED (UTC)', 'EXPIRES (UTC)', 'DESCRIPTION'],

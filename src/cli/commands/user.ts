@@ -22,6 +22,7 @@ import { table } from '../format.ts';
 import { PASSWORD_OPTIONS, readPassword, findUserOrFail } from '../lookup.ts';
 import { parseUserPrivileges } from '../privilege-option.ts';
 import { decimalInteger } from '../../decimal-integer.ts';
+import { terminalText } from '../../shown-text.ts';
 
 /** UserPublic + UserNormal: an ordinary active user. */
 const ACTIVE = UserPrivilege.UserPublic | UserPrivilege.UserNormal;
@@ -148,7 +149,7 @@ const create: LeafCommand = {
         ...warned.json,
       },
       text: [
-        `Created user ${ctx.style.bold(String(newId))} ${username}, privileges ${describePrivileges(ctx.style, privileges)}`,
+        `Created user ${ctx.style.bold(String(newId))} ${terminalText(username)}, privileges ${describePrivileges(ctx.style, privileges)}`,
         ...warned.lines,
       ].join('\n'),
     };
@@ -184,7 +185,7 @@ const setPrivileges: LeafCommand = {
         ...warned.json,
       },
       text: [
-        `User ${user.id} ${user.username}: privileges ${user.privileges} → ${describePrivileges(ctx.style, privileges)}`,
+        `User ${user.id} ${terminalText(user.username)}: privileges ${user.privileges} → ${describePrivileges(ctx.style, privileges)}`,
         ...warned.lines,
       ].join('\n'),
     };
@@ -207,7 +208,7 @@ function banCommand(ban: boolean): LeafCommand {
       const state = ban ? ctx.style.red('banned') : ctx.style.green('active');
       return {
         json: userSummary({ ...user, privileges }),
-        text: `User ${user.id} ${user.username} is ${state} (privileges ${privileges})`,
+        text: `User ${user.id} ${terminalText(user.username)} is ${state} (privileges ${privileges})`,
       };
     },
   };
@@ -239,7 +240,7 @@ const passwd: LeafCommand = {
         password_version: CURRENT_PASSWORD_VERSION,
         sessions_ended: sessionsEnded,
       },
-      text: `Password of user ${user.id} ${user.username} changed; ${plural(sessionsEnded, 'web session')} ended.`,
+      text: `Password of user ${user.id} ${terminalText(user.username)} changed; ${plural(sessionsEnded, 'web session')} ended.`,
     };
   },
 };
@@ -269,7 +270,7 @@ const signOutEverywhereCommand: LeafCommand = {
         applications_disconnected: ended.applications,
       },
       text:
-        `User ${user.id} ${user.username} is signed out everywhere: ${plural(ended.sessions, 'web session')} ended, ` +
+        `User ${user.id} ${terminalText(user.username)} is signed out everywhere: ${plural(ended.sessions, 'web session')} ended, ` +
         `${plural(ended.apiTokens, 'API token')} and ${plural(ended.oauthTokens, 'OAuth token')} revoked, ` +
         `${plural(ended.applications, 'application')} disconnected.`,
     };
@@ -294,7 +295,7 @@ const list: LeafCommand = {
               String(u.id),
               u.username,
               String(u.privileges),
-              u.banned ? style.red('banned') : 'active',
+              u.banned ? { plain: 'banned', shown: style.red('banned') } : 'active',
             ]),
           );
     return { json: { users }, text };

@@ -8,7 +8,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidRequest } from '../errors.ts';
 import { formParams, required } from '../params.ts';
 import { deleteAccessTokenById, findRefreshTokenByHash, revokeGrant } from '../repository.ts';
-import { recordEvent, type Act } from '../../auth/security-log.ts';
+import { recordEvent, withEvents, type Act } from '../../auth/security-log.ts';
 import { requestAct } from '../../http/client-address.ts';
 import { noStore } from '../respond.ts';
 import { sha256Hex } from '../secrets.ts';
@@ -23,15 +23,17 @@ const revokeAccessToken: Revoke = async (deps, client, token, act) => {
   const bearer = await deps.credentials.bearer(token);
   if (!bearer) return false;
   ownedBy(client, { client_id: bearer.client.id });
-  await deleteAccessTokenById(deps.db, bearer.tokenId);
-  // An application's own token (no user) belongs in no account's log.
-  if (bearer.kind === 'bearer')
-    await recordEvent(deps.db, act, {
-      userId: bearer.userId,
-      kind: 'grant.revoked',
-      clientId: client.id,
-      detail: 'access token revoked by the application',
-    });
+  await withEvents(deps.db, act, async (trx) => {
+    await deleteAccessTokenById(trx, bearer.tokenId);
+    // An application's own token (no user) belongs in no account's log.
+    if (bearer.kind === 'bearer')
+      await recordEvent(trx, act, {
+        userId: bearer.userId,
+        kind: 'grant.revoked',
+        clientId: client.id,
+        detail: 'access token revoked by the application',
+      });
+  });
   return true;
 };
 
