@@ -3,11 +3,10 @@
 // family's website signed up, a device signed in by that user, and a second instance publishing the same keys.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { hash as bcrypt } from '@node-rs/bcrypt';
 import type { RowDataPacket } from 'mysql2/promise';
 import { IN_CI, answers } from '../helpers/dialects.ts';
 import { familyDatabase, inPlaceApp, type FamilyDatabase } from '../helpers/in-place.ts';
+import { signUpOnWebsite } from '../helpers/ripple-schema.ts';
 import { InjectBrowser } from '../helpers/inject-browser.ts';
 import {
   decideOnDevicePage,
@@ -24,17 +23,11 @@ const mysqlProblem = await answers('mysql');
 if (mysqlProblem !== undefined && IN_CI)
   throw new Error(`CI=true but MariaDB does not answer: ${mysqlProblem}`);
 
-const md5 = (s: string) => createHash('md5').update(s).digest('hex');
-
-/** A user as the family's website signs one up. */
+/** A user as the family's website signs one up, named `name`. */
 async function signUp(db: FamilyDatabase, name: string) {
   const password = `password of ${name}`;
-  const [result] = await db.family.query<RowDataPacket[]>(
-    `INSERT INTO users (username, username_safe, password_md5, email, register_datetime, password_version, privileges)
-     VALUES (?, ?, ?, ?, UNIX_TIMESTAMP(), 2, 3)`,
-    [name, name.toLowerCase().replaceAll(' ', '_'), await bcrypt(md5(password), 4), `${name}@example.com`],
-  );
-  return { id: (result as unknown as { insertId: number }).insertId, username: name, password };
+  const id = await signUpOnWebsite(db.family, { username: name, password, privileges: 3 });
+  return { id, username: name, password };
 }
 
 describe(

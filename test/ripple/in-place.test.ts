@@ -27,7 +27,15 @@ import { familyPasswordHash, md5 } from '../helpers/ripple-schema.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { loadConfig } from '../../src/config.ts';
 import { migrateDatabase, openStore, showPendingMigrations } from '../../src/store/database.ts';
-import { FAMILY_CHANGES } from '../../src/store/ripple.ts';
+import {
+  FAMILY_CHANGES,
+  IN_PLACE_MIGRATION_LOCK_TABLE,
+  IN_PLACE_MIGRATION_TABLE,
+  inPlaceMigrationTables,
+  inPlaceMigrations,
+} from '../../src/store/ripple.ts';
+import { mysqlKysely } from '../../src/store/drivers/mysql.ts';
+import { Migrator } from 'kysely/migration';
 import { fixTokenPrivileges } from '../../src/tokens/repository.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -717,11 +725,29 @@ describe(
 
     it('converts the latin1 tables an earlier tokend made to utf8mb4 at the next tokend migrate, keeping their rows', async (t) => {
       const db = await familyDatabase(t);
-      const app = await inPlaceApp(t, db);
+      // As an earlier tokend left them: its in-place migrations up to 0018 (none of the later ones, which
+      // come after 0019 by name), then its own tables in the database's latin1. (A column a foreign key
+      // joins cannot change its character set while the key is there.)
+      const earlier = (
+        await mysqlKysely(db.config.url, { poolSize: 1, connectTimeoutMs: 5000, queryTimeoutMs: 60_000 })
+      ).withPlugin(inPlaceMigrationTables());
+      try {
+        const migrated = await new Migrator({
+          db: earlier,
+          provider: { getMigrations: async () => inPlaceMigrations() },
+          migrationTableName: IN_PLACE_MIGRATION_TABLE,
+          migrationLockTableName: IN_PLACE_MIGRATION_LOCK_TABLE,
+        }).migrateTo('0018_security_log');
+        assert.equal(migrated.error, undefined);
+      } finally {
+        await earlier.destroy();
+      }
       const owner = await signUp(db);
-      const client = await registerClient(app, { ownerId: owner.id, name: 'Plain name' });
-      // As an earlier tokend left them: its own tables in the database's latin1, 0019 not applied. (A
-      // column a foreign key joins cannot change its character set while the key is there.)
+      const client = 'earlier-client';
+      await db.family.query(
+        "INSERT INTO tokend_oauth_clients (id, name, name_key, secret_hash, redirect_uris, owner_id, avatar, created_at) VALUES (?, 'Plain name', REPEAT('0', 64), NULL, '[]', ?, '', 0)",
+        [client, owner.id],
+      );
       const keyed = ['oauth_codes', 'oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_consents'];
       for (const table of keyed)
         await db.family.query(`ALTER TABLE tokend_${table} DROP FOREIGN KEY tokend_${table}_ibfk_1`);
@@ -731,7 +757,6 @@ describe(
         await db.family.query(
           `ALTER TABLE tokend_${table} ADD CONSTRAINT tokend_${table}_ibfk_1 FOREIGN KEY (client_id) REFERENCES tokend_oauth_clients (id) ON DELETE CASCADE`,
         );
-      await db.family.query("DELETE FROM tokend_migration WHERE name = '0019_in_place_utf8mb4'");
 
       const env = db.database.env;
       const dry = await runCli(['migrate', '--dry-run'], { env });
@@ -751,7 +776,7 @@ describe(
       );
       const [[kept]] = await db.family.query<RowDataPacket[]>(
         'SELECT name FROM tokend_oauth_clients WHERE id = ?',
-        [client.id],
+        [client],
       );
       assert.equal(kept!.name, 'Plain name');
       // and the foreign keys hold again
