@@ -238,16 +238,20 @@ const ownTablesConverted: MigrationFactory = () => ({
  * The in-place mode's migrations, in order: the family's additions first, then tokend's own tables, then
  * those tables in utf8mb4 where an earlier tokend made them in the database's default character set.
  */
-export const IN_PLACE_MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = [
-  [FAMILY_CHANGES_MIGRATION, familyChanges],
-  ...MIGRATIONS.filter(([name]) => OWN_TABLE_MIGRATIONS.has(name)).map(
-    ([name, make]): readonly [string, MigrationFactory] => [
-      name,
-      name === '0018_security_log' ? securityLogTable : make,
-    ],
-  ),
-  ['0019_in_place_utf8mb4', ownTablesConverted],
-];
+export const IN_PLACE_MIGRATIONS: ReadonlyArray<readonly [string, MigrationFactory]> = (
+  [
+    [FAMILY_CHANGES_MIGRATION, familyChanges],
+    ...MIGRATIONS.filter(([name]) => OWN_TABLE_MIGRATIONS.has(name)).map(
+      ([name, make]): readonly [string, MigrationFactory] => [
+        name,
+        name === '0018_security_log' ? securityLogTable : make,
+      ],
+    ),
+    ['0019_in_place_utf8mb4', ownTablesConverted],
+  ] satisfies Array<readonly [string, MigrationFactory]>
+)
+  // in the order the migrator applies them: by name
+  .toSorted(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** The tables tokend names in its queries, each with the name it has in a family database. */
 const PREFIXED: ReadonlyMap<string, string> = new Map(

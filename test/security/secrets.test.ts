@@ -4,6 +4,7 @@
 // their SHA-256, passwords, their MD5, bcrypt hashes, the client secret, access and refresh tokens.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { storedSecretHash } from '../../src/auth/secret.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { InjectOptions } from 'fastify';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -58,6 +59,7 @@ for (const dialect of DIALECTS) {
       const secret = body(created).token as string;
       remember('token secret', secret);
       remember('token hash', sha256(secret));
+      remember('token hash', storedSecretHash(h.store.layout, { private: false })(secret));
       const other = await h.createToken(user.id);
       remember('token secret', other.secret);
       const statuses: number[] = [];
@@ -239,7 +241,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(leaks, []);
     });
 
-    it('stores only the SHA-256 of a token and finds tokens by that hash alone', async (t) => {
+    it("stores only a hash of a token (SHA-256; in place the family's MD5 form) and finds tokens by it alone", async (t) => {
       const h = await build(t, dialect);
       const user = await h.createUser();
       const created = await h.api({
@@ -249,9 +251,11 @@ for (const dialect of DIALECTS) {
       });
       const secret = body(created).token as string;
       assert.match(secret, /^[0-9a-f]{32}$/);
+      // The form a public token is stored in: SHA-256, or in place the MD5 hex the family's API looks up.
+      const stored = storedSecretHash(h.store.layout, { private: false });
       const rows = await h.store.db.selectFrom('tokens').selectAll().execute();
       assert.equal(rows.length, 1);
-      assert.equal(rows[0]!.token_hash, sha256(secret));
+      assert.equal(rows[0]!.token_hash, stored(secret));
       assert.ok(!JSON.stringify(rows).includes(secret), 'the secret itself is stored');
 
       // The hash is the whole of the lookup: change it and the secret no longer authenticates;
@@ -262,12 +266,12 @@ for (const dialect of DIALECTS) {
       const replacement = distinctive('replacement');
       await h.store.db
         .updateTable('tokens')
-        .set({ token_hash: sha256(replacement) })
+        .set({ token_hash: stored(replacement) })
         .execute();
       assert.equal((await self(secret)).statusCode, 404);
       assert.equal((await self(replacement)).statusCode, 200);
       // Prefixes, case changes and the hash itself are different credentials.
-      for (const near of [replacement.slice(0, -1), replacement.toUpperCase(), sha256(replacement)])
+      for (const near of [replacement.slice(0, -1), replacement.toUpperCase(), stored(replacement)])
         assert.equal((await self(near)).statusCode, 404, near);
     });
   });
