@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { cliHarness, jsonError } from '../helpers/cli.ts';
-import { rippleSourceProblem } from '../helpers/ripple-schema.ts';
+import { rippleSourceProblem, signUpOnWebsite, writeFamilyToken } from '../helpers/ripple-schema.ts';
 import { createRippleSource } from '../helpers/in-place.ts';
 import { openStore } from '../../src/store/database.ts';
 import { insertUser } from '../../src/users/repository.ts';
@@ -33,13 +33,19 @@ for (const dialect of DIALECTS)
       const store = await openStore(h.database.config);
       t.after(() => store.close());
       const now = nowSeconds();
-      const userId = await insertUser(store.db, {
-        username: 'eve\u001b[31mred\u009b2K\u202e',
-        passwordHash: 'x',
-        passwordVersion: 2,
-        privileges: 3,
-        now,
-      });
+      // In place the user is the family website's, in its latin1 column (MariaDB's latin1 is cp1252: no C1
+      // control, no U+202E).
+      const username = dialect === 'ripple' ? 'eve\u001b[31mred\u001b[2K' : 'eve\u001b[31mred\u009b2K\u202e';
+      const userId =
+        dialect === 'ripple'
+          ? await h.createUser({ username, password: 'x' })
+          : await insertUser(store.db, {
+              username,
+              passwordHash: 'x',
+              passwordVersion: 2,
+              privileges: 3,
+              now,
+            });
       const tokenId = await insertToken(store.db, {
         userId,
         privileges: 0,
@@ -96,7 +102,11 @@ for (const dialect of DIALECTS)
       }
       const tokens = await h.cli(['token', 'list', '--user', String(userId)]);
       assert.ok(tokens.stdout.includes(SHOWN), tokens.stdout);
-      assert.ok((await h.cli(['user', 'list'])).stdout.includes('eve\\x1b[31mred\\x9b2K\\u202e'));
+      assert.ok(
+        (await h.cli(['user', 'list'])).stdout.includes(
+          dialect === 'ripple' ? 'eve\\x1b[31mred\\x1b[2K' : 'eve\\x1b[31mred\\x9b2K\\u202e',
+        ),
+      );
       assert.ok(
         (await h.cli(['client', 'list'])).stdout.includes('Tracker\\x1b]8;;https://evil.example\\x07'),
       );
@@ -113,7 +123,7 @@ for (const dialect of DIALECTS)
         [[tokenId, HOSTILE]],
       );
       // An error naming a stored name is escaped too.
-      const revoked = await h.cli(['user', 'ban', '--user', 'eve\u001b[31mred\u009b2K\u202e']);
+      const revoked = await h.cli(['user', 'ban', '--user', username]);
       assertNoRaw(revoked.stderr + revoked.stdout, 'user ban');
     });
   });
@@ -143,14 +153,8 @@ describe('import-ripple with a description the family let a user write', async (
   const skip = await rippleSourceProblem();
   it('imports it as it is, prints safely, and lists it escaped', { skip }, async (t) => {
     const source = await createRippleSource(t);
-    await source.connection.query(
-      'INSERT INTO users (id, username, username_safe, password_md5, password_version, privileges) VALUES (7, ?, ?, ?, 2, 3)',
-      ['mallory', 'mallory', '$2y$10$abcdefghijklmnopqrstuuJ0U0hJ9zqzmY6M5V2r1sF1o9yqS2T8e'],
-    );
-    await source.connection.query(
-      'INSERT INTO tokens (user, privileges, description, token, private, last_updated) VALUES (?, 0, ?, ?, 0, 0)',
-      ['7', HOSTILE, 'f'.repeat(32)],
-    );
+    await signUpOnWebsite(source.connection, { id: 7, username: 'mallory', password: 'x', privileges: 3 });
+    await writeFamilyToken(source.connection, { user: 7, description: HOSTILE, secret: 'a family secret' });
     const h = await cliHarness(t);
     const imported = await h.cli(['import-ripple', '--from', source.url]);
     assert.equal(imported.code, 0, imported.stderr);
