@@ -175,7 +175,8 @@ describe('the in-place tables', () => {
         '0000_ripple_in_place',
         ...MIGRATIONS.map(([name]) => name).filter((n) => OWN_TABLE_MIGRATIONS.has(n)),
         '0019_in_place_utf8mb4',
-      ],
+      ].sort(),
+      'in the order the migrator applies them: by name',
     );
   });
 
