@@ -165,11 +165,15 @@ export async function build(
  * tests that do not disturb one another (each makes its own users and tokens). Call inside describe();
  * the returned function gives the block's harness inside its tests.
  */
-export function sharedHarness(dialect: Backend, env: Record<string, string> = {}): () => Harness {
+export function sharedHarness(
+  dialect: Backend,
+  env: Record<string, string> = {},
+  options: BuildOptions = {},
+): () => Harness {
   let opened: OpenHarness | undefined;
   before(async () => {
     // Every test of the block logs in from one address: the per-address limit would count them together.
-    opened = await openHarness(dialect, { LOGIN_IP_RATE_LIMIT: '1000000', ...env });
+    opened = await openHarness(dialect, { LOGIN_IP_RATE_LIMIT: '1000000', ...env }, options);
   });
   after(async () => {
     await opened?.close();
