@@ -12,7 +12,7 @@ import { commandsFor } from '../../src/cli/commands/index.ts';
 import { runCli as dispatch } from '../../src/cli/run.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { createTestDatabase, type TestDatabase } from './databases.ts';
+import { createMigratedDatabase, createTestDatabase, type TestDatabase } from './databases.ts';
 import type { Backend } from './dialects.ts';
 import { signUpOnWebsite } from './ripple-schema.ts';
 import { createConnection } from 'mysql2/promise';
@@ -199,8 +199,18 @@ export interface CliHarness {
   createUser(user: { username: string; password: string; privileges?: number; id?: number }): Promise<number>;
 }
 
-export async function cliHarness(t: TestContext, backend: Backend = 'sqlite') {
-  const database = await createTestDatabase(backend);
+/**
+ * The CLI on a database of the test's own: migrated already (a copy of the backend's template), or with
+ * `empty`, as before tokend's first start (in place, the family's form with `tokend migrate` applied).
+ */
+export async function cliHarness(
+  t: TestContext,
+  backend: Backend = 'sqlite',
+  options: { empty?: boolean } = {},
+) {
+  const database = await (options.empty === true
+    ? createTestDatabase(backend)
+    : createMigratedDatabase(backend));
   let app: FastifyInstance | undefined;
   t.after(async () => {
     await app?.close();

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { createTestDatabase } from '../helpers/databases.ts';
+import { createMigratedDatabase } from '../helpers/databases.ts';
 import { request, startTokend } from '../helpers/real-server.ts';
 import { runCli } from '../helpers/cli.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
@@ -63,7 +63,7 @@ for (const dialect of ['sqlite', 'mysql'] as const)
       `a subscriber that re-reads finds the new state: ${BAN_ROUNDS} bans and unbans through the CLI, ${REVOCATIONS} revocations through the API`,
       { skip, timeout: 300_000 },
       async (t) => {
-        const database = await createTestDatabase(dialect);
+        const database = await createMigratedDatabase(dialect);
         t.after(() => database.drop());
         const prefix = uniqueRedisPrefix();
         const env = {
@@ -173,7 +173,7 @@ for (const dialect of ['sqlite', 'mysql'] as const)
       `announces each expired token once with WORKERS=2 in each of two instances sweeping`,
       { skip, timeout: 300_000 },
       async (t) => {
-        const database = await createTestDatabase(dialect);
+        const database = await createMigratedDatabase(dialect);
         t.after(() => database.drop());
         const prefix = uniqueRedisPrefix();
         const store = await openStore(database.config);
