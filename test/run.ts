@@ -58,7 +58,10 @@ function nodeTest(files: string[], concurrency: number, durations: string): Prom
   });
 }
 
-if (import.meta.main) {
+if (import.meta.main && process.argv.length > 2) {
+  process.stderr.write('npm test runs every file and takes none: run one with node --test FILE\n');
+  process.exitCode = 2;
+} else if (import.meta.main) {
   const cores = availableParallelism();
   const concurrency = Number(process.env.TEST_CONCURRENCY ?? '') || Math.max(2, cores);
   const { parallel, serial } = testFiles();
