@@ -1,7 +1,8 @@
 // `npm test`: every test file (test/**/*.test.ts but the fresh clone's, which .ci/run runs as a step of its
 // own), in two runs of node --test:
 // 1. the files that share nothing (each makes its own databases, Redis key prefixes and ports), several
-//    at a time: TEST_CONCURRENCY of them, the machine's cores by default;
+//    at a time: TEST_CONCURRENCY of them, by default twice the machine's cores (most of a file's time is
+//    spent waiting for the database servers, whose work overlaps);
 // 2. the files that must run alone (SERIAL below), one at a time.
 // Both runs always happen; the exit code is the worst of the two. Then the slowest files and the sum of
 // every file's time (test/durations-reporter.ts).
@@ -63,7 +64,7 @@ if (import.meta.main && process.argv.length > 2) {
   process.exitCode = 2;
 } else if (import.meta.main) {
   const cores = availableParallelism();
-  const concurrency = Number(process.env.TEST_CONCURRENCY ?? '') || Math.max(2, cores);
+  const concurrency = Number(process.env.TEST_CONCURRENCY ?? '') || 2 * cores;
   const { parallel, serial } = testFiles();
   const work = mkdtempSync(join(tmpdir(), 'tokend-test-run-'));
   const started = performance.now();
