@@ -38,6 +38,7 @@ import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleParam, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
+import { redirectUriMatches } from '../redirect-match.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
 
@@ -85,7 +86,7 @@ async function findReplyTarget(
   if (await ownerIsBanned(deps.db, client.ownerId)) throw new InvalidRequest(APPLICATION_SUSPENDED);
   const redirectUri = singleParam(source, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('The redirect_uri parameter is missing.');
-  if (!client.redirectUris.includes(redirectUri))
+  if (!redirectUriMatches(client.redirectUris, redirectUri))
     throw new InvalidRequest(`This redirect_uri is not registered for ${client.name}.`);
   let state: string | undefined;
   try {
