@@ -73,7 +73,7 @@ const REQUEST_FIELDS = [
 
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-/** Step 1: the client, and a redirect URI registered for it exactly (RFC 6749 §3.1.2.3, §4.1.2.1). */
+/** Step 1: the client, and a redirect URI registered for it (RFC 6749 §3.1.2.3, §4.1.2.1; loopback: redirect-match.ts). */
 async function findReplyTarget(
   deps: ConsentPageDeps,
   request: FastifyRequest,
