@@ -166,6 +166,13 @@ export function parseDatabaseUrl(raw: string): DatabaseConfig {
   }
   if (/^postgres(ql)?:\/\//.test(raw)) return { kind: 'postgres', url: raw };
   if (/^(mysql|mariadb):\/\//.test(raw)) return { kind: 'mysql', url: raw.replace(/^mariadb:/, 'mysql:') };
+  // A bare file path (no scheme at all) is most likely a SQLite file given without its `sqlite:`. Such a
+  // value holds no password form (user:pass@), so it is safe to repeat.
+  if (raw !== '' && !raw.includes(':'))
+    throw new ConfigError(
+      'DATABASE_URL',
+      `${JSON.stringify(raw)} has no scheme: did you mean sqlite:${raw}? (or postgres://… or mysql://…)`,
+    );
   const scheme = raw.includes(':') ? raw.slice(0, raw.indexOf(':')) : raw;
   throw new ConfigError(
     'DATABASE_URL',
