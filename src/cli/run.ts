@@ -74,10 +74,17 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
   }
 }
 
+/**
+ * The command as the user can run it again: through npm in a checkout (`npm run tokend -- …`, which sets
+ * npm_lifecycle_event to the script's name), else `tokend`.
+ */
+export const invokedAs = (env: Readonly<Record<string, string | undefined>>): string =>
+  env.npm_lifecycle_event === 'tokend' ? 'npm run tokend --' : PROGRAM;
+
 /** Writes the error on stderr, as text or as one JSON object, and returns the exit code. */
 function reportError(err: unknown, json: boolean, io: Io): number {
   const usage = err instanceof CliError && err.helpFor !== undefined;
-  const help = usage ? `${[PROGRAM, err.helpFor].join(' ').trim()} --help` : undefined;
+  const help = usage ? `${[invokedAs(io.env), err.helpFor].join(' ').trim()} --help` : undefined;
   const code: ErrorCode = usage ? 'usage' : failureCode(err);
   const message = describeError(err);
   if (json)

@@ -344,6 +344,15 @@ describe('tokend: usage errors', { concurrency: 4 }, () => {
     assert.equal(jsonError(json).help, 'tokend token create --help');
   });
 
+  it('run through npm in a checkout, the hint is the command that runs there', async () => {
+    const npm = { env: { npm_lifecycle_event: 'tokend' } };
+    const r = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope'], npm);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /Run "npm run tokend -- token create --help" for usage\./);
+    const json = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope', '--json'], npm);
+    assert.equal(jsonError(json).help, 'npm run tokend -- token create --help');
+  });
+
   it('a failure is exit code 1, told apart from a usage mistake', async (t) => {
     const env = { DATABASE_URL: scratchDb(t) };
     const r = await runCli(['token', 'revoke', '--id', '5'], { env });
