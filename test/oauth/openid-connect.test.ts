@@ -238,6 +238,21 @@ for (const dialect of DIALECTS) {
           .location as string,
       );
       assert.equal(byReference.searchParams.get('error'), 'request_uri_not_supported');
+
+      // Attack: asked silently, a banned account answers as any account that approved nothing, to an
+      // application it approved or not: the ban is not told to an application the user did not send.
+      await h.setUserPrivileges(user.id, 0);
+      const other = await registerClient(h, { ownerId: owner.id });
+      for (const app of [client, other]) {
+        const answer = new URL(
+          (await browser.get(oidcUrl(app, challenge, { prompt: 'none' }))).headers.location as string,
+        );
+        assert.equal(answer.searchParams.get('error'), 'consent_required');
+        assert.equal(
+          answer.searchParams.get('error_description'),
+          unapproved.searchParams.get('error_description'),
+        );
+      }
     });
 
     it('prompt=login signs in again even with a session: auth_time is the new sign-in, the old session ends', async (t) => {

@@ -244,6 +244,8 @@ async function showConsent(
   );
 }
 
+const NOT_APPROVED_SILENTLY = 'The user has not approved these scopes, and prompt=none was asked.';
+
 /**
  * GET: the consent page, or straight back to the client when this user already approved these scopes
  * (unless prompt=consent or select_account asks for the page).
@@ -261,14 +263,18 @@ export function authorizeGetEndpoint(deps: ConsentPageDeps) {
         if (silent) throw new LoginRequired('The user is not signed in, and prompt=none was asked.');
         return toLogin(reply, params, authz.oidc);
       }
-      if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
+      if (isBanned(user.userPrivileges)) {
+        // Asked silently, the answer is the one of any approval not given: an application that the
+        // user did not send here learns nothing of their account beyond that someone is signed in.
+        if (silent) throw new ConsentRequired(NOT_APPROVED_SILENTLY);
+        throw new AccessDenied('This account is banned.');
+      }
       const signIn = signInChecked(reply, authz, user, params);
       if (signIn) return signIn;
       const askAnyway = authz.oidc.prompt.has('consent') || authz.oidc.prompt.has('select_account');
       if (!askAnyway && (await alreadyApproved(deps, user, authz)))
         return await redirectWithCode(deps, reply, authz, user, 302, now);
-      if (silent)
-        throw new ConsentRequired('The user has not approved these scopes, and prompt=none was asked.');
+      if (silent) throw new ConsentRequired(NOT_APPROVED_SILENTLY);
       return await showConsent(deps, request, reply, authz, user, params, now);
     } catch (err) {
       return redirectError(request, reply, target, err, 302);
