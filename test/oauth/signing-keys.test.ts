@@ -184,6 +184,48 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('attack: with SIGNING_KEY_SECRET set, a plain key planted beside the sealed ones is neither published, used nor adopted', async (t) => {
+      const h = await build(t, dialect, { SIGNING_KEY_SECRET: SECRET_A });
+      await h.app.tokend.signingKeys.ready();
+      const { exportJWK, generateKeyPair } = await import('jose');
+      const pair = await generateKeyPair('RS256', { extractable: true });
+      const now = nowSeconds();
+      await h.store.db
+        .insertInto('oauth_signing_keys')
+        .values({
+          kid: 'planted',
+          generation: 99,
+          alg: 'RS256',
+          public_jwk: JSON.stringify({
+            ...(await exportJWK(pair.publicKey)),
+            kid: 'planted',
+            alg: 'RS256',
+            use: 'sig',
+          }),
+          private_jwk: JSON.stringify({
+            ...(await exportJWK(pair.privateKey)),
+            kid: 'planted',
+            alg: 'RS256',
+          }),
+          created_at: now - 10,
+          active_from: now - 1,
+        })
+        .execute();
+      // An instance starting now (it reads the table afresh).
+      const keys = new SigningKeys(h.store.db, nowSeconds, [SECRET_A]);
+      await keys.ready();
+      assert.ok(!(await keys.jwks()).keys.some((k) => k.kid === 'planted'), 'not published');
+      const jwt = await keys.sign({ sub: '1' });
+      const header = JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string };
+      assert.notEqual(header.kid, 'planted');
+      const planted = await h.store.db
+        .selectFrom('oauth_signing_keys')
+        .select('private_jwk')
+        .where('kid', '=', 'planted')
+        .executeTakeFirstOrThrow();
+      assert.match(planted.private_jwk, /^\{/, 'not sealed (adopted) at start');
+    });
+
     it('seals a key stored plain once a secret is set', async (t) => {
       const h = await build(t, dialect);
       await h.app.tokend.signingKeys.ready();
