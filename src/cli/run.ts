@@ -58,7 +58,7 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
     name: PROGRAM,
     summary: 'tokend: the token service of the v1 user-account API, and its administration commands',
     description:
-      'Configuration comes from the environment (DATABASE_URL, PORT, BCRYPT_COST, …; see README.md).',
+      'Configuration comes from the environment (DATABASE_URL, PORT, BCRYPT_COST, …; see docs/configuration.md).',
     subcommands: commands,
   };
   const resources: Resources = { store: undefined };
