@@ -71,6 +71,15 @@ export function idTokenClaims(
 }
 
 /**
+ * Before a grant spends what it exchanges (a code, a device code, a refresh token): when its scope grants
+ * `openid`, that an id_token can be signed now, so that a signing failure (a SIGNING_KEY_SECRET that does
+ * not open the current key) answers server_error with the code or refresh token still good for a retry.
+ */
+export async function readyToSign(keys: SigningKeys, scope: string): Promise<void> {
+  if (grantsOpenId(scope)) await keys.canSign();
+}
+
+/**
  * The token response with an id_token added when its scope grants `openid` (and as it was otherwise). The
  * user is read as stored now (the username of preferred_username).
  */

@@ -309,6 +309,15 @@ export class SigningKeys {
     return { kid: row.kid, key: await key };
   }
 
+  /**
+   * Throws what signing now would throw (no key this process can open: a SIGNING_KEY_SECRET that does not
+   * open the current key), and otherwise leaves the key opened for the signing to come. A grant asks
+   * before it spends its code or refresh token, so that such a failure leaves them to be presented again.
+   */
+  async canSign(): Promise<void> {
+    await this.signingKey();
+  }
+
   /** A signed JWT of `claims` (RS256, with the current key's kid). */
   async sign(claims: Record<string, unknown>): Promise<string> {
     const { kid, key } = await this.signingKey();
