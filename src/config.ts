@@ -258,6 +258,12 @@ export const SIGNING_KEY_SECRET_MIN = 32;
 
 function parseSigningKeySecrets(raw: string | undefined): string[] {
   const secrets = (raw ?? '').split(/\s+/).filter((s) => s !== '');
+  // Set to blanks, it would read as unset, and the keys would be stored unencrypted without a word.
+  if (raw !== undefined && raw !== '' && secrets.length === 0)
+    throw new ConfigError(
+      'SIGNING_KEY_SECRET',
+      'holds only spaces: set the secret (e.g. openssl rand -base64 32), or leave it unset to store the keys unencrypted',
+    );
   for (const [i, secret] of secrets.entries())
     if (secret.length < SIGNING_KEY_SECRET_MIN)
       // The secret itself is never repeated in a message.

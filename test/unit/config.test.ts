@@ -199,6 +199,7 @@ describe('loadConfig()', () => {
     [{ DATABASE_URL: 'redis://localhost' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'mongodb://localhost/db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'data/tokend.db' }, 'DATABASE_URL'],
+    [{ SIGNING_KEY_SECRET: '   ' }, 'SIGNING_KEY_SECRET'],
     [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
     [{ DATABASE_URL: '' }, 'DATABASE_URL'],
     [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
