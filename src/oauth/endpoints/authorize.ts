@@ -39,6 +39,7 @@ import { required, singleParam, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { redirectUriMatches } from '../redirect-match.ts';
+import { hintedSubject } from '../oidc.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
 
@@ -271,6 +272,23 @@ export function authorizeGetEndpoint(deps: ConsentPageDeps) {
       }
       const signIn = signInChecked(reply, authz, user, params);
       if (signIn) return signIn;
+      // id_token_hint: the user the application expects. Another one signed in must sign in again (or,
+      // asked silently, the answer is login_required), never be answered for as the hinted user.
+      const hint = params.id_token_hint;
+      if (hint !== undefined) {
+        const sub = await hintedSubject(deps.keys, hint, {
+          issuer: target.issuer,
+          clientId: authz.client.id,
+        });
+        if (sub === undefined)
+          throw new InvalidRequest(
+            'id_token_hint is not an id_token this server issued to this application.',
+          );
+        if (sub !== String(user.userId)) {
+          if (silent) throw new LoginRequired('The signed-in user is not the one id_token_hint names.');
+          return toLogin(reply, params, authz.oidc, true);
+        }
+      }
       const askAnyway = authz.oidc.prompt.has('consent') || authz.oidc.prompt.has('select_account');
       if (!askAnyway && (await alreadyApproved(deps, user, authz)))
         return await redirectWithCode(deps, reply, authz, user, 302, now);
