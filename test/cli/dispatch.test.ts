@@ -56,6 +56,42 @@ describe('the command registry', () => {
   });
 });
 
+// The tests below run the dispatcher in this process (test/helpers/cli.ts); these few run the real
+// command, src/cli/main.ts in a child process, as a user does.
+describe('tokend as a child process', { concurrency: 3 }, () => {
+  it('--help: the usage on stdout, exit code 0', async () => {
+    const r = await runCli(['--help'], { process: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Usage: tokend <command>/);
+    assert.equal(r.stderr, '');
+  });
+
+  it('an unknown command: one line on stderr naming the nearest, exit code 2', async () => {
+    const r = await runCli(['sreve'], { process: true });
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.split('\n')[0], 'tokend: unknown command: "sreve" (did you mean "serve"?)');
+  });
+
+  it('a command against a database: its password from standard input, its answer as JSON', async (t) => {
+    const env = { DATABASE_URL: scratchDb(t) };
+    const created = await runCli(['user', 'create', '--username', 'smoke', '--password-stdin', '--json'], {
+      env,
+      input: 'secret-pw\n',
+      process: true,
+    });
+    assert.equal(created.code, 0, created.stderr);
+    const { id } = onlyJson(created);
+    const listed = await runCli(['user', 'list', '--json'], { env, process: true });
+    assert.equal(listed.code, 0, listed.stderr);
+    const { users } = onlyJson(listed) as { users: Array<{ id: number; username: string }> };
+    assert.deepEqual(
+      users.map((u) => [u.id, u.username]),
+      [[id, 'smoke']],
+    );
+  });
+});
+
 describe('tokend: help', { concurrency: 4 }, () => {
   it('tokend --help lists every documented command', async () => {
     const r = await runCli(['--help']);

@@ -229,7 +229,7 @@ describe('tokend serve: what it says at start', { concurrency: 2 }, () => {
 
 describe('tokend migrate', () => {
   it('applies every migration once, then reports the database up to date', async (t) => {
-    const h = await cliHarness(t);
+    const h = await cliHarness(t, 'sqlite', { empty: true });
     const first = await h.json(['migrate']);
     assert.deepEqual(first, { applied: MIGRATIONS.map(([name]) => name) });
     assert.deepEqual(await h.json(['migrate']), { applied: [] });

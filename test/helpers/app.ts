@@ -16,7 +16,7 @@ import { PasswordHasher, CURRENT_PASSWORD_VERSION } from '../../src/users/passwo
 import { nowSeconds } from '../../src/auth/clock.ts';
 import { insertToken } from '../../src/auth/mint.ts';
 import { hashTokenSecret, newTokenSecret } from '../../src/auth/secret.ts';
-import { createTestDatabase, type TestDatabase } from './databases.ts';
+import { createMigratedDatabase, type TestDatabase } from './databases.ts';
 import type { Backend } from './dialects.ts';
 import { signUpOnWebsite } from './ripple-schema.ts';
 
@@ -77,7 +77,7 @@ export async function openHarness(
   env: Record<string, string> = {},
   options: BuildOptions = {},
 ): Promise<OpenHarness> {
-  const database = await createTestDatabase(backend);
+  const database = await createMigratedDatabase(backend);
   const family = backend === 'ripple' ? await createConnection({ uri: database.url }) : undefined;
   const config = loadConfig({ LOG_LEVEL: 'silent', BCRYPT_COST: '4', ...env });
   config.database = database.config;
@@ -165,11 +165,15 @@ export async function build(
  * tests that do not disturb one another (each makes its own users and tokens). Call inside describe();
  * the returned function gives the block's harness inside its tests.
  */
-export function sharedHarness(dialect: Backend, env: Record<string, string> = {}): () => Harness {
+export function sharedHarness(
+  dialect: Backend,
+  env: Record<string, string> = {},
+  options: BuildOptions = {},
+): () => Harness {
   let opened: OpenHarness | undefined;
   before(async () => {
     // Every test of the block logs in from one address: the per-address limit would count them together.
-    opened = await openHarness(dialect, { LOGIN_IP_RATE_LIMIT: '1000000', ...env });
+    opened = await openHarness(dialect, { LOGIN_IP_RATE_LIMIT: '1000000', ...env }, options);
   });
   after(async () => {
     await opened?.close();

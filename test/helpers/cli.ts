@@ -1,12 +1,18 @@
-// Runs the tokend CLI as a child process (as a user would) and opens the tokend app on the same database.
+// Runs the tokend CLI, in this process through the dispatcher main.ts calls (runCli of src/cli/run.ts, its
+// standard streams and environment captured) or as a child process (as a user would: `serve`, another
+// entry point, another user, or a test that asks for a real process), and opens the tokend app on the
+// same database.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
+import { commandsFor } from '../../src/cli/commands/index.ts';
+import { runCli as dispatch } from '../../src/cli/run.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
-import { createTestDatabase, type TestDatabase } from './databases.ts';
+import { createMigratedDatabase, createTestDatabase, type TestDatabase } from './databases.ts';
 import type { Backend } from './dialects.ts';
 import { signUpOnWebsite } from './ripple-schema.ts';
 import { createConnection } from 'mysql2/promise';
@@ -66,15 +72,55 @@ export function runProcess(
   });
 }
 
-export function runCli(
+export interface CliOptions {
+  /** the whole environment the command sees, besides PATH, BCRYPT_COST=4 and LOG_LEVEL=silent */
+  env?: Record<string, string>;
+  /** standard input */
+  input?: string;
+  /** a child process running this file (bin/tokend.js, …) instead of src/cli/main.ts in this process */
+  entry?: string;
+  /** a child process running as this user */
+  as?: RunAs;
+  /** a child process even where this process would do: the smoke tests of the real command */
+  process?: boolean;
+}
+
+/**
+ * Runs `tokend args…` to its end: in this process (what main.ts does, with the streams and the
+ * environment given instead of the process's), or as a child process for `serve` (which runs until a
+ * signal), another entry point, another user, or `process: true`.
+ */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const env = { PATH: process.env.PATH ?? '', BCRYPT_COST: '4', LOG_LEVEL: 'silent', ...options.env };
+  if (
+    options.process === true ||
+    options.entry !== undefined ||
+    options.as !== undefined ||
+    args[0] === 'serve'
+  )
+    return runProcess(process.execPath, [options.entry ?? MAIN, ...args], {
+      env,
+      input: options.input,
+      as: options.as,
+    });
+  return runInProcess(args, env, options.input);
+}
+
+/** `tokend args…` through the dispatcher in this process: standard input `input`, the output collected. */
+export async function runInProcess(
   args: string[],
-  options: { env?: Record<string, string>; input?: string; entry?: string; as?: RunAs } = {},
+  env: Record<string, string>,
+  input = '',
 ): Promise<CliResult> {
-  return runProcess(process.execPath, [options.entry ?? MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', BCRYPT_COST: '4', LOG_LEVEL: 'silent', ...options.env },
-    input: options.input,
-    as: options.as,
+  let stdout = '';
+  let stderr = '';
+  const code = await dispatch(await commandsFor(args), args, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    stdin: Readable.from(input === '' ? [] : [Buffer.from(input)]),
+    env,
   });
+  return { code, stdout, stderr };
 }
 
 /**
@@ -153,8 +199,18 @@ export interface CliHarness {
   createUser(user: { username: string; password: string; privileges?: number; id?: number }): Promise<number>;
 }
 
-export async function cliHarness(t: TestContext, backend: Backend = 'sqlite') {
-  const database = await createTestDatabase(backend);
+/**
+ * The CLI on a database of the test's own: migrated already (a copy of the backend's template), or with
+ * `empty`, as before tokend's first start (in place, the family's form with `tokend migrate` applied).
+ */
+export async function cliHarness(
+  t: TestContext,
+  backend: Backend = 'sqlite',
+  options: { empty?: boolean } = {},
+) {
+  const database = await (options.empty === true
+    ? createTestDatabase(backend)
+    : createMigratedDatabase(backend));
   let app: FastifyInstance | undefined;
   t.after(async () => {
     await app?.close();

@@ -1,6 +1,9 @@
-// A fresh, empty database per test: a temp file for SQLite, a new database on the PostgreSQL/MySQL server;
-// for the in-place backend (`ripple`), a new database of the Ripple family's form on the MySQL server,
-// with tokend's additions applied as `tokend migrate` applies them.
+// A database of a test's own:
+// - createTestDatabase: a fresh, empty one (a temp file for SQLite, a new database on the PostgreSQL/MySQL
+//   server); for the in-place backend (`ripple`) a new database of the Ripple family's form on the MySQL
+//   server, with tokend's additions applied as `tokend migrate` applies them;
+// - createMigratedDatabase: one with every migration already applied, copied from a template made once
+//   per machine (templates.ts), for the tests whose subject is not migrating.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createConnection } from 'mysql2/promise';
 import type { DatabaseConfig } from '../../src/config.ts';
-import { migrateDatabase } from '../../src/store/database.ts';
 import { MYSQL_URL, POSTGRES_URL, type Backend } from './dialects.ts';
 import { createRippleTables } from './ripple-schema.ts';
+import { copyMysqlTemplate, copySqliteTemplate, postgresTemplate } from './templates.ts';
 
 export interface TestDatabase {
   config: DatabaseConfig;
@@ -18,6 +21,7 @@ export interface TestDatabase {
   url: string;
   /** The variables that name this database to a child process: DATABASE_URL, and DATABASE_SCHEMA in place. */
   env: Record<string, string>;
+  /** Drops the database: at once for SQLite's file; on a server, in the background (dropLater). */
   drop(): Promise<void>;
 }
 
@@ -27,24 +31,46 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
+/**
+ * Drops of server databases, one after another in the background: a test's end does not wait for its
+ * database to go (DROP DATABASE takes a few hundred milliseconds on a busy server), the next test starts
+ * at once, and the process exits once every drop is done (their connections keep it alive until then).
+ */
+let drops: Promise<void> = Promise.resolve();
+function dropLater(name: string, drop: () => Promise<void>): Promise<void> {
+  drops = drops.then(drop).catch((err: unknown) => {
+    process.stderr.write(`# could not drop the test database ${name}: ${String(err)}\n`);
+  });
+  return Promise.resolve();
+}
+
 const uniqueName = () => `tokend_t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 
-/** A new, empty database on the MySQL/MariaDB server (the server's default character set). */
-async function createMysqlDatabase(): Promise<TestDatabase & { config: { kind: 'mysql' } }> {
+/**
+ * A new database on the MySQL/MariaDB server: empty (the server's default character set), or made by
+ * `create` under the name given.
+ */
+async function createMysqlDatabase(
+  create?: (name: string) => Promise<void>,
+): Promise<TestDatabase & { config: { kind: 'mysql' } }> {
   const name = uniqueName();
-  const admin = await createConnection({ uri: MYSQL_URL });
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  if (create) await create(name);
+  else {
+    const admin = await createConnection({ uri: MYSQL_URL });
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+  }
   const url = withDatabase(MYSQL_URL, name);
   return {
     config: { kind: 'mysql', url },
     url,
     env: { DATABASE_URL: url },
-    async drop() {
-      const c = await createConnection({ uri: MYSQL_URL });
-      await c.query(`DROP DATABASE IF EXISTS ${name}`);
-      await c.end();
-    },
+    drop: () =>
+      dropLater(name, async () => {
+        const c = await createConnection({ uri: MYSQL_URL });
+        await c.query(`DROP DATABASE IF EXISTS ${name}`);
+        await c.end();
+      }),
   };
 }
 
@@ -66,44 +92,97 @@ export async function createFamilyDatabase(): Promise<TestDatabase & { config: {
   return database;
 }
 
-export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
-  if (backend === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'tokend-test-'));
-    const path = join(dir, 'tokend.db');
-    return {
-      config: { kind: 'sqlite', path },
-      url: `sqlite:${path}`,
-      env: { DATABASE_URL: `sqlite:${path}` },
-      drop: async () => rmSync(dir, { recursive: true, force: true }),
-    };
-  }
-  if (backend === 'postgres') {
-    const name = uniqueName();
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = withDatabase(POSTGRES_URL, name);
-    return {
-      config: { kind: 'postgres', url },
-      url,
-      env: { DATABASE_URL: url },
-      async drop() {
+/** A new database on the PostgreSQL server: empty, or a copy of the template named. */
+async function createPostgresDatabase(template?: string): Promise<TestDatabase> {
+  const name = uniqueName();
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}${template === undefined ? '' : ` TEMPLATE ${template}`}`);
+  await admin.end();
+  const url = withDatabase(POSTGRES_URL, name);
+  return {
+    config: { kind: 'postgres', url },
+    url,
+    env: { DATABASE_URL: url },
+    drop: () =>
+      dropLater(name, async () => {
         const c = new pg.Client({ connectionString: POSTGRES_URL });
         await c.connect();
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         await c.end();
-      },
-    };
-  }
-  if (backend === 'mysql') return createMysqlDatabase();
-  const family = await createFamilyDatabase();
-  const config = { ...family.config, schema: 'ripple' as const };
+      }),
+  };
+}
+
+/** A new SQLite file in a directory of its own: empty, or a copy of the migrated template. */
+async function createSqliteDatabase(migrated: boolean): Promise<TestDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'tokend-test-'));
+  const path = join(dir, 'tokend.db');
   try {
-    await migrateDatabase(config, { explicit: true });
+    if (migrated) await copySqliteTemplate(path);
   } catch (err) {
-    await family.drop();
+    rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  return {
+    config: { kind: 'sqlite', path },
+    url: `sqlite:${path}`,
+    env: { DATABASE_URL: `sqlite:${path}` },
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** In place: a copy of the migrated family template (the family's form, `tokend migrate` applied). */
+async function createInPlaceDatabase(): Promise<TestDatabase> {
+  const family = await createMysqlDatabase((name) => copyMysqlTemplate('ripple', name));
+  const config = { ...family.config, schema: 'ripple' as const };
   return { ...family, config, env: { ...family.env, DATABASE_SCHEMA: 'ripple' } };
 }
+
+/**
+ * A new database: empty on sqlite/postgres/mysql (the app or the CLI migrates it, as on a first start);
+ * in place (`ripple`) of the family's form with `tokend migrate` applied.
+ */
+export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
+  if (backend === 'sqlite') return createSqliteDatabase(false);
+  if (backend === 'postgres') return createPostgresDatabase();
+  if (backend === 'mysql') return createMysqlDatabase();
+  return createInPlaceDatabase();
+}
+
+/**
+ * A new database with every migration applied, copied from the backend's template (templates.ts): for
+ * tests whose subject is not migrating. Its contents are what migrating an empty database gives.
+ */
+export async function createMigratedDatabase(backend: Backend): Promise<TestDatabase> {
+  if (backend === 'sqlite') return createSqliteDatabase(true);
+  return takeSpare(backend);
+}
+
+/** A new copy of a server backend's template. */
+async function copyOfTemplate(backend: Exclude<Backend, 'sqlite'>): Promise<TestDatabase> {
+  if (backend === 'postgres') return createPostgresDatabase(await postgresTemplate());
+  if (backend === 'mysql') return createMysqlDatabase((name) => copyMysqlTemplate('mysql', name));
+  return createInPlaceDatabase();
+}
+
+/**
+ * One copy made ahead per server backend: a test takes the one made while the test before it ran, and
+ * the next is begun at once (copying takes a few hundred milliseconds on a busy server). The one left
+ * over is dropped when the process has nothing else to do.
+ */
+const spares = new Map<Exclude<Backend, 'sqlite'>, Promise<TestDatabase>>();
+
+function takeSpare(backend: Exclude<Backend, 'sqlite'>): Promise<TestDatabase> {
+  const taken = spares.get(backend) ?? copyOfTemplate(backend);
+  const next = copyOfTemplate(backend);
+  // A failure shows when the copy is taken.
+  next.catch(() => {});
+  spares.set(backend, next);
+  return taken;
+}
+
+process.on('beforeExit', () => {
+  for (const spare of spares.values()) spare.then((database) => database.drop()).catch(() => {});
+  spares.clear();
+});

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { createConnection } from 'mysql2/promise';
 import { DIALECTS } from '../helpers/dialects.ts';
 import type { Backend } from '../helpers/dialects.ts';
-import { createTestDatabase } from '../helpers/databases.ts';
+import { createMigratedDatabase } from '../helpers/databases.ts';
 import { http, startTokend, type TokendProcess } from '../helpers/real-server.ts';
 import { within } from '../helpers/waiting.ts';
 import { seedUsers, type SeedUser } from '../helpers/seed-users.ts';
@@ -66,7 +66,7 @@ async function createUntilKilled(server: TokendProcess, users: SeedUser[]): Prom
 
 /** A tokend on a fresh `dialect` database, killed (SIGKILL) while creating tokens; what it acknowledged. */
 async function killedUnderLoad(t: TestContext, dialect: Backend) {
-  const database = await createTestDatabase(dialect);
+  const database = await createMigratedDatabase(dialect);
   t.after(() => database.drop());
   const users = await seedUsers(database.config, 4);
   const env = { ...ENV, ...database.env };

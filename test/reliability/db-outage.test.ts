@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { DIALECTS, dialectOf } from '../helpers/dialects.ts';
-import { createTestDatabase } from '../helpers/databases.ts';
+import { createMigratedDatabase } from '../helpers/databases.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/database.ts';
@@ -31,7 +31,7 @@ for (const dialect of DIALECTS.filter((d) => d !== 'sqlite')) {
   describe(`database outage [${dialect}]`, () => {
     for (const [outage, what] of Object.entries(OUTAGES))
       it(`${what}: prompt 500 envelopes and readiness 503, then recovery`, async (t) => {
-        const database = await createTestDatabase(dialect);
+        const database = await createMigratedDatabase(dialect);
         t.after(() => database.drop());
         const [user] = await seedUsers(database.config, 1);
         const proxy = new TcpProxy(SERVER_PORT[dialectOf(dialect) as 'postgres' | 'mysql']);

@@ -17,9 +17,14 @@ import { eventually, sleep } from '../helpers/waiting.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
 import { createLoginLimiter } from '../../src/auth/login-limiter.ts';
 
+/** The stored hashes slowUsers gives, made once per password and cost (a cost-15 hash takes seconds). */
+const slowHashes = new Map<string, Promise<string>>();
+
 /** Users whose stored hash has cost 12 (~0.25 s a check) or more (each step doubles it), so that checks certainly overlap. */
 async function slowUsers(h: Harness, count: number, password: string, cost = 12): Promise<number[]> {
-  const hash = await new PasswordHasher({ cost, concurrency: 1 }).hash(password);
+  const key = `${cost}:${password}`;
+  if (!slowHashes.has(key)) slowHashes.set(key, new PasswordHasher({ cost, concurrency: 1 }).hash(password));
+  const hash = await slowHashes.get(key)!;
   const ids: number[] = [];
   for (let i = 0; i < count; i++)
     ids.push(

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { createTestDatabase } from '../helpers/databases.ts';
+import { createMigratedDatabase } from '../helpers/databases.ts';
 import { request, startTokend } from '../helpers/real-server.ts';
 import { runCli } from '../helpers/cli.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
@@ -63,7 +63,7 @@ for (const dialect of ['sqlite', 'mysql'] as const)
       `a subscriber that re-reads finds the new state: ${BAN_ROUNDS} bans and unbans through the CLI, ${REVOCATIONS} revocations through the API`,
       { skip, timeout: 300_000 },
       async (t) => {
-        const database = await createTestDatabase(dialect);
+        const database = await createMigratedDatabase(dialect);
         t.after(() => database.drop());
         const prefix = uniqueRedisPrefix();
         const env = {
@@ -127,7 +127,11 @@ for (const dialect of ['sqlite', 'mysql'] as const)
         t.after(() => sub.close());
 
         for (let round = 0; round < BAN_ROUNDS; round++) {
-          const r = await runCli(['user', round % 2 === 0 ? 'ban' : 'unban', '--user', 'bob'], { env });
+          // The CLI as its own process beside the two instances, as an operator runs it.
+          const r = await runCli(['user', round % 2 === 0 ? 'ban' : 'unban', '--user', 'bob'], {
+            env,
+            process: true,
+          });
           assert.equal(r.code, 0, r.stderr);
         }
         for (let i = 0; i < REVOCATIONS; i++) {
@@ -173,7 +177,7 @@ for (const dialect of ['sqlite', 'mysql'] as const)
       `announces each expired token once with WORKERS=2 in each of two instances sweeping`,
       { skip, timeout: 300_000 },
       async (t) => {
-        const database = await createTestDatabase(dialect);
+        const database = await createMigratedDatabase(dialect);
         t.after(() => database.drop());
         const prefix = uniqueRedisPrefix();
         const store = await openStore(database.config);

@@ -9,7 +9,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { createTestDatabase } from '../helpers/databases.ts';
+import { createMigratedDatabase } from '../helpers/databases.ts';
 import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
 import { seedUsers, type SeedUser } from '../helpers/seed-users.ts';
 import { csrfOf, form, FORM } from '../helpers/inject-browser.ts';
@@ -53,7 +53,7 @@ interface Setup {
 }
 
 async function setUp(t: TestContext, dialect: (typeof DIALECTS)[number], trustProxy: string): Promise<Setup> {
-  const database = await createTestDatabase(dialect);
+  const database = await createMigratedDatabase(dialect);
   const users = await seedUsers(database.config, 3);
   const tokend = await startTokend({
     ...database.env,
