@@ -14,7 +14,7 @@ import { credentialCore, type CredentialCore } from './auth/credentials.ts';
 import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
-import { applicationPages } from './oauth/endpoints/applications-page.ts';
+import { applicationPages } from './oauth/pages/applications-page.ts';
 import { scopePrivileges } from './oauth/scopes.ts';
 import { bearerTokens } from './oauth/bearer.ts';
 import { userGrants } from './oauth/applications.ts';

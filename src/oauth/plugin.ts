@@ -18,7 +18,7 @@ import { deleteExpiredOAuthRows } from './repository.ts';
 import { deleteExpiredDeviceCodes } from './device.ts';
 import { DeviceLimits } from './device-limits.ts';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.ts';
-import { devicePages } from './endpoints/device-page.ts';
+import { devicePages } from './pages/device-page.ts';
 import { jwksEndpoint } from './endpoints/jwks.ts';
 import { userinfoEndpoint } from './endpoints/userinfo.ts';
 import { sendOAuthError } from './respond.ts';

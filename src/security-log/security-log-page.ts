@@ -17,12 +17,12 @@ import {
 import { firstValue } from '../http/first-value.ts';
 import { integerInRange } from '../decimal-integer.ts';
 import { MAX_ID } from '../store/schema.ts';
-import { html, type Html } from './html.ts';
-import { securityLogQuery } from './forms.ts';
-import { sendTokensPage } from './tokens-page-view.ts';
-import { timeFromNow } from './relative-time.ts';
-import { userAgentWords } from './user-agent.ts';
-import type { Session, WebDeps } from './session.ts';
+import { html, type Html } from '../web/html.ts';
+import { securityLogQuery } from '../web/forms.ts';
+import { sendTokensPage } from '../tokens/pages/tokens-page-view.ts';
+import { timeFromNow } from '../web/relative-time.ts';
+import { userAgentWords } from '../web/user-agent.ts';
+import type { Session, WebDeps } from '../web/session.ts';
 
 /** Events on one page. */
 export const EVENTS_PER_PAGE = 50;

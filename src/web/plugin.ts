@@ -8,7 +8,7 @@ import csrf from '@fastify/csrf-protection';
 import { useDocumentHeaders } from '../http/security-headers.ts';
 import { sendPageError, webRoutes } from './routes.ts';
 import { CSRF_BINDING_KEY, csrfBinding, type WebDeps } from './session.ts';
-import { tokensPageRoutes, type TokensPageOptions } from './tokens-page.ts';
+import { tokensPageRoutes, type TokensPageOptions } from '../tokens/pages/tokens-page.ts';
 
 /** Routes of another module that are web pages: they get the web's context and session rules. */
 export type WebPages = (pages: FastifyInstance, web: WebDeps) => Promise<void>;

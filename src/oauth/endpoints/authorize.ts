@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
-import { consentPage, sendConsentPage } from './consent-page.ts';
+import { consentPage, sendConsentPage } from '../pages/consent-page.ts';
 import {
   confirmSudo,
   csrfToken,

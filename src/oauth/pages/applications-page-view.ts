@@ -10,7 +10,7 @@ import {
   secretField,
   signedInHeader,
   tokenPagesSender,
-} from '../../web/tokens-page-view.ts';
+} from '../../tokens/pages/tokens-page-view.ts';
 import type { ClientField } from '../clients.ts';
 
 /** The pages' own rules, after the token pages' (tokens-page-view.ts): the forms' fields, the header. */

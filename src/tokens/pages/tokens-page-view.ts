@@ -1,12 +1,12 @@
 // The token page's HTML. Server-rendered and complete without JavaScript; the one script only adds
 // the copy button next to a new secret.
-import { Html, html } from './html.ts';
-import { pageSender } from './layout.ts';
-import { confirmPasswordField } from './session.ts';
-import { timeFromNow } from './relative-time.ts';
-import { COLOURS } from './theme.ts';
-import { AVATAR_CSS, avatar } from './avatar.ts';
-import type { PageOrder } from '../tokens/repository.ts';
+import { Html, html } from '../../web/html.ts';
+import { pageSender } from '../../web/layout.ts';
+import { confirmPasswordField } from '../../web/session.ts';
+import { timeFromNow } from '../../web/relative-time.ts';
+import { COLOURS } from '../../web/theme.ts';
+import { AVATAR_CSS, avatar } from '../../web/avatar.ts';
+import type { PageOrder } from '../repository.ts';
 
 /**
  * The token pages' own rules, after the shared theme (theme.ts). Under 60rem the token table becomes one

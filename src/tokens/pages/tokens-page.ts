@@ -7,9 +7,9 @@ import {
   limit,
   tokenPrivilegeNames,
   type TokenPrivilegeName,
-} from '../auth/privileges.ts';
-import { COOKIE_NAME } from '../http/credentials.ts';
-import { serverOrigin } from '../http/origin.ts';
+} from '../../auth/privileges.ts';
+import { COOKIE_NAME } from '../../http/credentials.ts';
+import { serverOrigin } from '../../http/origin.ts';
 import {
   clearSessionCookie,
   confirmSudo,
@@ -19,27 +19,27 @@ import {
   webAct,
   type Session,
   type WebDeps,
-} from './session.ts';
-import { inSudoMode } from '../auth/sessions.ts';
-import { TokenCapReached, mintToken, type MintedToken } from '../auth/mint.ts';
-import { signOutEverywhere } from '../auth/revocation.ts';
-import { withEvents } from '../auth/security-log.ts';
-import type { ConnectedApplication, UserGrants } from './applications.ts';
-import { regenerateToken } from '../tokens/regenerate.ts';
+} from '../../web/session.ts';
+import { inSudoMode } from '../../auth/sessions.ts';
+import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
+import { signOutEverywhere } from '../../auth/revocation.ts';
+import { withEvents } from '../../auth/security-log.ts';
+import type { ConnectedApplication, UserGrants } from '../../web/applications.ts';
+import { regenerateToken } from '../regenerate.ts';
 import {
   deletePublicTokenOfUser,
   findPageToken,
   listPageTokens,
   type PageOrder,
   type PageToken,
-} from '../tokens/repository.ts';
-import { keepForReveal, takeReveal, type RevealOwner } from './reveal.ts';
-import { MAX_EXPIRES_IN_S } from '../tokens/expiry.ts';
-import { descriptionProblem } from '../tokens/description.ts';
-import { TOKENS_PER_PAGE, paginate } from '../tokens/pagination.ts';
-import { MAX_ID } from '../store/schema.ts';
-import { integerInRange } from '../decimal-integer.ts';
-import { firstValue } from '../http/first-value.ts';
+} from '../repository.ts';
+import { keepForReveal, takeReveal, type RevealOwner } from '../../web/reveal.ts';
+import { MAX_EXPIRES_IN_S } from '../expiry.ts';
+import { descriptionProblem } from '../description.ts';
+import { TOKENS_PER_PAGE, paginate } from '../pagination.ts';
+import { MAX_ID } from '../../store/schema.ts';
+import { integerInRange } from '../../decimal-integer.ts';
+import { firstValue } from '../../http/first-value.ts';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import {
   clientParams,
@@ -48,7 +48,7 @@ import {
   sudoForm,
   tokenIdParams,
   tokensPageQuery,
-} from './forms.ts';
+} from '../../web/forms.ts';
 import {
   PAGE_SCRIPT,
   SCRIPT_PATH,
@@ -67,8 +67,8 @@ import {
   type TokenRowView,
   type TokensPageView,
 } from './tokens-page-view.ts';
-import { expiryLabel, timeFromNow } from './relative-time.ts';
-import { securityLogRoutes } from './security-log-page.ts';
+import { expiryLabel, timeFromNow } from '../../web/relative-time.ts';
+import { securityLogRoutes } from '../../security-log/security-log-page.ts';
 
 const DAY = 86_400;
 /**
