@@ -3,11 +3,10 @@
 // Every change needs sudo mode and the pages' CSRF token. Another user's application is answered as an
 // unknown id. A secret is shown in the answer to the POST that made it, once: it is never stored
 // readable anywhere (the database keeps its hash), so no later page can show it again.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { firstValue } from '../../http/first-value.ts';
-import type { WebPages } from '../../web/plugin.ts';
 import {
   applicationForm,
   applicationQuery,
@@ -16,16 +15,15 @@ import {
   rotateSecretForm,
   sudoForm,
 } from '../../web/forms.ts';
+import { webAct, csrfToken } from '../../web/session.ts';
 import {
-  clearSessionCookie,
-  confirmSudo,
-  webAct,
-  csrfToken,
-  pageUser,
-  sudoRefusalStatus,
-  type Session,
-  type WebDeps,
-} from '../../web/session.ts';
+  requireSession,
+  requireSudo,
+  signedInUser,
+  sudoOrRefuse,
+  type SessionRule,
+  type SudoRefusal,
+} from '../../web/hooks.ts';
 import {
   ClientLimitReached,
   ClientValidationError,
@@ -62,83 +60,90 @@ const redirectUrisOf = (text: string): string[] =>
     .map((line) => line.trim())
     .filter((line) => line !== '');
 
-export const applicationPages: WebPages = async (untyped: FastifyInstance, web: WebDeps) => {
-  const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
-  const { config, clock } = app.tokend;
-  const { db } = web;
-  const max = config.oauthClientsPerUserMax;
-
-  /** The signed-in, not banned user; otherwise the reply has been sent (sign-in, or the ban's page). */
-  const signedIn = (request: FastifyRequest, reply: FastifyReply) =>
-    pageUser(web, request, reply, '/applications', (banned) =>
-      sendApplicationsPage(
-        banned,
-        403,
-        'Banned',
-        applicationsMessage('Account banned', 'This account is banned: its applications do not work.'),
-      ),
-    );
-
-  /** A session that ended while its password was being confirmed: back to sign-in. */
-  function signedOut(request: FastifyRequest, reply: FastifyReply) {
-    clearSessionCookie(request, reply);
-    return reply.redirect('/login?next=%2Fapplications', 303);
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the signed-in user's own application the path names (`loadOwnApplication`) */
+    ownApplication: { client: OAuthClient; application: ApplicationSummary } | null;
   }
+}
 
-  const notFound = (reply: FastifyReply) =>
+const summaryOf = (client: OAuthClient, authorizedUsers: number): ApplicationSummary => ({
+  id: client.id,
+  name: client.name,
+  avatar: client.avatar,
+  redirectUris: client.redirectUris,
+  confidential: isConfidential(client),
+  authorizedUsers,
+  created: client.created,
+});
+
+/** The pages' sign-in rule: back to /applications; a banned user's applications do not work. */
+const APPLICATIONS_SESSION: SessionRule = {
+  home: '/applications',
+  banned: (reply) =>
     sendApplicationsPage(
       reply,
-      404,
-      'Not found',
-      applicationsMessage('No such application', 'You have no application with that client id.'),
-    );
+      403,
+      'Banned',
+      applicationsMessage('Account banned', 'This account is banned: its applications do not work.'),
+    ),
+};
 
-  /** The user's application named by the path, with its users counted; undefined for any other id. */
-  async function owned(user: Session, id: string): Promise<ApplicationSummary | undefined> {
-    return (await ownedClient(user, id))?.application;
-  }
+const notFound = (reply: FastifyReply) =>
+  sendApplicationsPage(
+    reply,
+    404,
+    'Not found',
+    applicationsMessage('No such application', 'You have no application with that client id.'),
+  );
 
-  async function ownedClient(
-    user: Session,
-    id: string,
-  ): Promise<{ client: OAuthClient; application: ApplicationSummary } | undefined> {
-    const client = await findOwnedClient(db, user.userId, id);
-    if (!client) return undefined;
+/**
+ * Loads the signed-in user's application the path's client id names, with its users counted (only a
+ * confidential one with `confidential`); any other id is answered as unknown, and the handler does not run.
+ */
+function loadOwnApplication(options: { confidential?: boolean } = {}): preHandlerAsyncHookHandler {
+  return async function loadOwnApplication(request, reply) {
+    const { client: id } = request.params as { client: string };
+    const { db } = request.server.web;
+    const client = await findOwnedClient(db, signedInUser(request).userId, id);
+    if (!client || (options.confidential && !isConfidential(client))) return notFound(reply);
     const counts = await consentCounts(db, [client.id]);
-    return { client, application: summaryOf(client, counts.get(client.id) ?? 0) };
-  }
+    request.ownApplication = { client, application: summaryOf(client, counts.get(client.id) ?? 0) };
+  };
+}
 
-  const summaryOf = (client: OAuthClient, authorizedUsers: number): ApplicationSummary => ({
-    id: client.id,
-    name: client.name,
-    avatar: client.avatar,
-    redirectUris: client.redirectUris,
-    confidential: isConfidential(client),
-    authorizedUsers,
-    created: client.created,
-  });
+/** The application `loadOwnApplication` found for this request. */
+function ownApplication(request: FastifyRequest): { client: OAuthClient; application: ApplicationSummary } {
+  if (request.ownApplication === null) throw new Error('an application page without loadOwnApplication');
+  return request.ownApplication;
+}
 
-  const needsPassword = (user: Session) => !inSudoMode(user, clock(), config.sudoWindowS);
+/** A form that needs sudo mode on these pages: refused, it comes back through `refuse`. */
+const sudoRule = (
+  refuse: (request: FastifyRequest, reply: FastifyReply, refusal: SudoRefusal) => unknown,
+) => ({
+  home: APPLICATIONS_SESSION.home,
+  refuse,
+});
 
-  /** Whether a form may go ahead in sudo mode: yes, a refusal (its status and message), or signed out. */
-  async function sudo(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    user: Session,
-    password: string | undefined,
-  ): Promise<{ go: true } | { go: false; status: number; error: string | undefined } | 'signed-out'> {
-    const check = await confirmSudo(web, user, password, webAct(web, request, user, clock()));
-    if (check.kind === 'signed-out') return 'signed-out';
-    if (check.kind === 'ok') return { go: true };
-    return { go: false, status: sudoRefusalStatus(reply, check), error: check.error };
-  }
+export async function applicationPages(untyped: FastifyInstance): Promise<void> {
+  const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
+  const { config } = app.tokend;
+  const web = app.web;
+  const { db } = web;
+  const max = config.oauthClientsPerUserMax;
+  app.decorateRequest('ownApplication', null);
+  const signedIn = requireSession(APPLICATIONS_SESSION);
+  const owned = loadOwnApplication();
+
+  const needsPassword = (request: FastifyRequest) =>
+    !inSudoMode(signedInUser(request), request.now, config.sudoWindowS);
 
   app.get(
     '/applications',
-    { schema: { ...HIDDEN, querystring: applicationsQuery } },
+    { schema: { ...HIDDEN, querystring: applicationsQuery }, preHandler: signedIn },
     async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
+      const user = signedInUser(request);
       const applications = (await listClientsOfOwner(db, user.userId)).map((c) =>
         summaryOf(c, c.authorizedUsers),
       );
@@ -173,24 +178,21 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
       registerPage({ ...form, csrf: csrfToken(request, reply) }),
     );
 
-  app.get('/applications/new', { schema: HIDDEN }, async (request, reply) => {
-    const user = await signedIn(request, reply);
-    if (!user) return reply;
+  app.get('/applications/new', { schema: HIDDEN, preHandler: signedIn }, async (request, reply) => {
     // At the maximum the form still shows, saying why it will be refused.
-    const full = (await countClientsOfOwner(db, user.userId)) >= max;
+    const full = (await countClientsOfOwner(db, signedInUser(request).userId)) >= max;
     return showRegister(request, reply, 200, {
       values: { name: '', redirectUris: '', avatar: '', confidential: true },
-      needsPassword: needsPassword(user),
+      needsPassword: needsPassword(request),
       ...(full ? { error: new ClientLimitReached(max).message } : {}),
     });
   });
 
   app.post(
     '/applications/new',
-    { schema: { ...HIDDEN, body: applicationForm }, preHandler: app.csrfProtection },
+    { schema: { ...HIDDEN, body: applicationForm }, preHandler: [app.csrfProtection, signedIn] },
     async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
+      const user = signedInUser(request);
       const form = request.body ?? {};
       const values: FormValues = {
         name: form.name ?? '',
@@ -201,20 +203,25 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
       const again = (status: number, error: string, errorField?: FormView['errorField']) =>
         showRegister(request, reply, status, {
           values,
-          needsPassword: errorField === 'password' || needsPassword(user),
+          needsPassword: errorField === 'password' || needsPassword(request),
           error,
           ...(errorField === undefined ? {} : { errorField }),
         });
       if (form.type !== undefined && form.type !== 'public' && form.type !== 'confidential')
         return again(400, 'Choose whether the application is confidential or public.');
-      const allowed = await sudo(request, reply, user, form.confirm_password);
-      if (allowed === 'signed-out') return signedOut(request, reply);
-      if (!allowed.go)
-        return again(
-          allowed.status,
-          allowed.error ?? 'Enter your password to register an application.',
-          'password',
-        );
+      const allowed = await sudoOrRefuse(
+        request,
+        reply,
+        form.confirm_password,
+        sudoRule((_request, _reply, refusal) =>
+          again(
+            refusal.status,
+            refusal.error ?? 'Enter your password to register an application.',
+            'password',
+          ),
+        ),
+      );
+      if (!allowed) return reply;
       let created: Awaited<ReturnType<typeof createClient>>;
       try {
         created = await createClient(
@@ -225,10 +232,10 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
             avatar: values.avatar,
             public: !values.confidential,
             ownerId: user.userId,
-            now: clock(),
+            now: request.now,
             max,
           },
-          webAct(web, request, user),
+          webAct(web, request, user, request.now),
         );
       } catch (err) {
         if (err instanceof ClientLimitReached) return again(409, err.message);
@@ -237,7 +244,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
         throw err;
       }
       request.log.info({ userId: user.userId, clientId: created.client.id }, 'application registered');
-      return showApplication(request, reply, user, summaryOf(created.client, 0), 201, {
+      return showApplication(request, reply, summaryOf(created.client, 0), 201, {
         notice: `${created.client.name} is registered.`,
         ...(created.secret === undefined ? {} : { secret: created.secret }),
       });
@@ -247,7 +254,6 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
   function showApplication(
     request: FastifyRequest,
     reply: FastifyReply,
-    user: Session,
     application: ApplicationSummary,
     status: number,
     extra: { notice?: string; secret?: string; form?: Omit<FormView, 'csrf' | 'needsPassword'> } = {},
@@ -262,7 +268,7 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
       },
       ...extra.form,
       csrf,
-      needsPassword: extra.form?.errorField === 'password' || needsPassword(user),
+      needsPassword: extra.form?.errorField === 'password' || needsPassword(request),
     };
     return sendApplicationsPage(
       reply,
@@ -280,46 +286,68 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
 
   app.get(
     '/applications/:client',
-    { schema: { ...HIDDEN, params: clientParams, querystring: applicationQuery } },
-    async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
-      const application = await owned(user, request.params.client);
-      if (!application) return notFound(reply);
-      return showApplication(
+    {
+      schema: { ...HIDDEN, params: clientParams, querystring: applicationQuery },
+      preHandler: [signedIn, owned],
+    },
+    async (request, reply) =>
+      showApplication(
         request,
         reply,
-        user,
-        application,
+        ownApplication(request).application,
         200,
         firstValue(request.query.saved) === undefined ? {} : { notice: 'Your changes are saved.' },
-      );
-    },
+      ),
   );
+
+  /** The edit form's values as sent (the type stays what it is). */
+  const editedValues = (request: FastifyRequest): FormValues => {
+    const form = (request.body ?? {}) as { name?: string; redirect_uris?: string; avatar?: string };
+    return {
+      name: form.name ?? '',
+      redirectUris: form.redirect_uris ?? '',
+      avatar: (form.avatar ?? '').trim(),
+      confidential: ownApplication(request).application.confidential,
+    };
+  };
+
+  /** The application's page again with the edit form's values and an error. */
+  const editAgain = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    error: string,
+    errorField?: FormView['errorField'],
+  ) =>
+    showApplication(request, reply, ownApplication(request).application, status, {
+      form: { values: editedValues(request), error, ...(errorField === undefined ? {} : { errorField }) },
+    });
 
   app.post(
     '/applications/:client',
-    { schema: { ...HIDDEN, params: clientParams, body: applicationForm }, preHandler: app.csrfProtection },
+    {
+      schema: { ...HIDDEN, params: clientParams, body: applicationForm },
+      preHandler: [
+        app.csrfProtection,
+        signedIn,
+        owned,
+        requireSudo(
+          sudoRule((request, reply, refusal) =>
+            editAgain(
+              request,
+              reply,
+              refusal.status,
+              refusal.error ?? 'Enter your password to save the changes.',
+              'password',
+            ),
+          ),
+        ),
+      ],
+    },
     async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
-      const application = await owned(user, request.params.client);
-      if (!application) return notFound(reply);
-      const form = request.body ?? {};
-      const values: FormValues = {
-        name: form.name ?? '',
-        redirectUris: form.redirect_uris ?? '',
-        avatar: (form.avatar ?? '').trim(),
-        confidential: application.confidential,
-      };
-      const again = (status: number, error: string, errorField?: FormView['errorField']) =>
-        showApplication(request, reply, user, application, status, {
-          form: { values, error, ...(errorField === undefined ? {} : { errorField }) },
-        });
-      const allowed = await sudo(request, reply, user, form.confirm_password);
-      if (allowed === 'signed-out') return signedOut(request, reply);
-      if (!allowed.go)
-        return again(allowed.status, allowed.error ?? 'Enter your password to save the changes.', 'password');
+      const user = signedInUser(request);
+      const { application } = ownApplication(request);
+      const values = editedValues(request);
       let changed: boolean;
       try {
         changed = await updateClient(db, user.userId, application.id, {
@@ -329,7 +357,13 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
         });
       } catch (err) {
         if (err instanceof ClientValidationError)
-          return again(err instanceof DuplicateClientName ? 409 : 400, capital(err.message), err.field);
+          return editAgain(
+            request,
+            reply,
+            err instanceof DuplicateClientName ? 409 : 400,
+            capital(err.message),
+            err.field,
+          );
         throw err;
       }
       if (!changed) return notFound(reply);
@@ -337,57 +371,62 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
     },
   );
 
+  const confidentialOnly = loadOwnApplication({ confidential: true });
+
   app.get(
     '/applications/:client/secret',
-    { schema: { ...HIDDEN, params: clientParams } },
-    async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
-      const application = await owned(user, request.params.client);
-      if (!application?.confidential) return notFound(reply);
-      return sendApplicationsPage(
+    { schema: { ...HIDDEN, params: clientParams }, preHandler: [signedIn, confidentialOnly] },
+    async (request, reply) =>
+      sendApplicationsPage(
         reply,
         200,
         'New client secret',
-        rotatePage({ csrf: csrfToken(request, reply), application, needsPassword: needsPassword(user) }),
-      );
-    },
+        rotatePage({
+          csrf: csrfToken(request, reply),
+          application: ownApplication(request).application,
+          needsPassword: needsPassword(request),
+        }),
+      ),
   );
 
   app.post(
     '/applications/:client/secret',
-    { schema: { ...HIDDEN, params: clientParams, body: rotateSecretForm }, preHandler: app.csrfProtection },
+    {
+      schema: { ...HIDDEN, params: clientParams, body: rotateSecretForm },
+      preHandler: [
+        app.csrfProtection,
+        signedIn,
+        confidentialOnly,
+        requireSudo(
+          sudoRule((request, reply, refusal) =>
+            sendApplicationsPage(
+              reply,
+              refusal.status,
+              'New client secret',
+              rotatePage({
+                csrf: csrfToken(request, reply),
+                application: ownApplication(request).application,
+                needsPassword: true,
+                passwordError: true,
+                endTokens: (request.body as { end_tokens?: string } | undefined)?.end_tokens === 'yes',
+                error: refusal.error ?? 'Enter your password to make a new secret.',
+              }),
+            ),
+          ),
+        ),
+      ],
+    },
     async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
-      const found = await ownedClient(user, request.params.client);
-      if (!found?.application.confidential) return notFound(reply);
-      const { client, application } = found;
-      const form = request.body ?? {};
-      const endTokens = form.end_tokens === 'yes';
-      const allowed = await sudo(request, reply, user, form.confirm_password);
-      if (allowed === 'signed-out') return signedOut(request, reply);
-      if (!allowed.go)
-        return sendApplicationsPage(
-          reply,
-          allowed.status,
-          'New client secret',
-          rotatePage({
-            csrf: csrfToken(request, reply),
-            application,
-            needsPassword: true,
-            passwordError: true,
-            endTokens,
-            error: allowed.error ?? 'Enter your password to make a new secret.',
-          }),
-        );
+      const user = signedInUser(request);
+      const { client, application } = ownApplication(request);
+      const endTokens = request.body?.end_tokens === 'yes';
       const rotated = await rotateClientSecret(db, client, endTokens, webAct(web, request, user));
       if (!rotated) return notFound(reply);
       request.log.info(
         { userId: user.userId, clientId: client.id, endedTokens: rotated.ended },
         'application secret replaced',
       );
-      return showApplication(request, reply, user, application, 200, {
+      return showApplication(request, reply, application, 200, {
         notice: endTokens
           ? 'A new secret replaces the old one, and every token the application held has ended.'
           : 'A new secret replaces the old one, which no longer works.',
@@ -398,50 +437,55 @@ export const applicationPages: WebPages = async (untyped: FastifyInstance, web: 
 
   app.get(
     '/applications/:client/delete',
-    { schema: { ...HIDDEN, params: clientParams } },
-    async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
-      const application = await owned(user, request.params.client);
-      if (!application) return notFound(reply);
-      return sendApplicationsPage(
+    { schema: { ...HIDDEN, params: clientParams }, preHandler: [signedIn, owned] },
+    async (request, reply) =>
+      sendApplicationsPage(
         reply,
         200,
         'Delete application',
-        deletePage({ csrf: csrfToken(request, reply), application, needsPassword: needsPassword(user) }),
-      );
-    },
+        deletePage({
+          csrf: csrfToken(request, reply),
+          application: ownApplication(request).application,
+          needsPassword: needsPassword(request),
+        }),
+      ),
   );
 
   app.post(
     '/applications/:client/delete',
-    { schema: { ...HIDDEN, params: clientParams, body: sudoForm }, preHandler: app.csrfProtection },
+    {
+      schema: { ...HIDDEN, params: clientParams, body: sudoForm },
+      preHandler: [
+        app.csrfProtection,
+        signedIn,
+        owned,
+        requireSudo(
+          sudoRule((request, reply, refusal) =>
+            sendApplicationsPage(
+              reply,
+              refusal.status,
+              'Delete application',
+              deletePage({
+                csrf: csrfToken(request, reply),
+                application: ownApplication(request).application,
+                needsPassword: true,
+                passwordError: true,
+                error: refusal.error ?? 'Enter your password to delete the application.',
+              }),
+            ),
+          ),
+        ),
+      ],
+    },
     async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
-      const application = await owned(user, request.params.client);
-      if (!application) return notFound(reply);
-      const allowed = await sudo(request, reply, user, request.body?.confirm_password);
-      if (allowed === 'signed-out') return signedOut(request, reply);
-      if (!allowed.go)
-        return sendApplicationsPage(
-          reply,
-          allowed.status,
-          'Delete application',
-          deletePage({
-            csrf: csrfToken(request, reply),
-            application,
-            needsPassword: true,
-            passwordError: true,
-            error: allowed.error ?? 'Enter your password to delete the application.',
-          }),
-        );
+      const user = signedInUser(request);
+      const { application } = ownApplication(request);
       if (!(await deleteClient(db, application.id, webAct(web, request, user)))) return notFound(reply);
       request.log.info({ userId: user.userId, clientId: application.id }, 'application deleted');
       return reply.redirect('/applications?deleted=1', 303);
     },
   );
-};
+}
 
 /** A refusal's message as a sentence on the page. */
 const capital = (message: string): string => `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
