@@ -38,7 +38,9 @@ import {
   type OAuthClient,
 } from '../clients.ts';
 import { consentCounts, countClientsOfOwner } from '../repository.ts';
+import { serveAssets } from '../../web/assets.ts';
 import {
+  APPLICATIONS_STYLESHEET,
   applicationPage,
   applicationsMessage,
   applicationsPage,
@@ -133,6 +135,7 @@ export async function applicationPages(untyped: FastifyInstance): Promise<void> 
   const { db } = web;
   const max = config.oauthClientsPerUserMax;
   app.decorateRequest('ownApplication', null);
+  serveAssets(app, [APPLICATIONS_STYLESHEET]);
   const signedIn = requireSession(APPLICATIONS_SESSION);
   const owned = loadOwnApplication();
 
