@@ -131,18 +131,33 @@ export const srcFolders = (): string[] =>
     .map((entry) => `${entry.name}/`)
     .sort();
 
-if (import.meta.main) {
+/** The imports between the folders of src/ as they are now. */
+export function srcEdges(): { files: string[]; edges: FolderEdges } {
   const files = sources(SRC);
-  const edges = folderEdges(files, (file) => readFileSync(file, 'utf8'));
+  return { files, edges: folderEdges(files, (file) => readFileSync(file, 'utf8')) };
+}
+
+/** The folders' levels without the top-level files, written as DEVELOPERS.md documents them. */
+export function folderOrderLine(
+  levels: readonly (readonly string[])[],
+  folders: ReadonlySet<string>,
+): string {
+  return levels
+    .map((names) => names.filter((n) => folders.has(n)))
+    .filter((names) => names.length > 0)
+    .map((names) => names.join(' '))
+    .join(' → ');
+}
+
+if (import.meta.main) {
+  const { files, edges } = srcEdges();
   const loop = findLoop(edges);
   if (loop) {
     process.stderr.write(`a loop of folders: ${loop.join(' -> ')}\n`);
     process.exit(1);
   }
   const levels = folderLevels(edges, new Set(files.map(folderOf)));
-  const folders = new Set(srcFolders());
-  process.stdout.write('src/ by level, each above what it imports (folders alone on the last line):\n');
+  process.stdout.write('src/ by level, each above what it imports (the folders alone on the last line):\n');
   for (const names of levels) process.stdout.write(`  ${names.join(' ')}\n`);
-  const only = levels.map((names) => names.filter((n) => folders.has(n))).filter((names) => names.length > 0);
-  process.stdout.write(`folders: ${only.map((names) => names.join(' ')).join(' → ')}\n`);
+  process.stdout.write(`folders: ${folderOrderLine(levels, new Set(srcFolders()))}\n`);
 }
