@@ -251,7 +251,7 @@ export function authorizeGetEndpoint(deps: ConsentPageDeps) {
   return async function authorize(request: FastifyRequest, reply: FastifyReply) {
     const target = await findReplyTarget(deps, request, request.query);
     try {
-      const now = deps.now();
+      const now = request.now;
       const params = singleValued(request.query);
       const authz = readAuthorizationRequest(target, params, now);
       const silent = authz.oidc.prompt.has('none');
@@ -281,7 +281,7 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
     const target = await findReplyTarget(deps, request, request.body);
     try {
       // One reading of the clock judges the sign-in, sudo mode, and the page that asks for the password.
-      const now = deps.now();
+      const now = request.now;
       const params = singleValued(request.body);
       const authz = readAuthorizationRequest(target, params, now);
       const user = await sessionUser(deps.web, request);
