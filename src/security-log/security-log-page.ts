@@ -18,10 +18,16 @@ import { firstValue } from '../http/first-value.ts';
 import { integerInRange } from '../decimal-integer.ts';
 import { MAX_ID } from '../store/schema.ts';
 import { html, type Html } from '../web/html.ts';
-import { securityLogQuery } from '../web/forms.ts';
+import { repeatableValue } from '../http/first-value.ts';
 import { ACCOUNT_SESSION, sendAccountPage, when } from '../web/account-pages.ts';
 import { requireSession, signedInUser } from '../web/hooks.ts';
 import { userAgentWords } from '../web/user-agent.ts';
+
+/** The security log page's query: one kind of event, and the page of events before an id. */
+export const securityLogQuery = {
+  type: 'object',
+  properties: { kind: repeatableValue, before: repeatableValue },
+} as const;
 
 /** Events on one page. */
 export const EVENTS_PER_PAGE = 50;

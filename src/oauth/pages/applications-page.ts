@@ -7,14 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHook
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { firstValue } from '../../http/first-value.ts';
-import {
-  applicationForm,
-  applicationQuery,
-  applicationsQuery,
-  clientParams,
-  rotateSecretForm,
-  sudoForm,
-} from '../../web/forms.ts';
+import { clientParams, sudoForm } from '../../web/forms.ts';
+import { applicationForm, applicationQuery, applicationsQuery, rotateSecretForm } from './forms.ts';
 import { webAct, csrfToken } from '../../web/session.ts';
 import {
   requireSession,

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
-import { createTokenForm } from '../../web/forms.ts';
+import { createTokenForm } from './forms.ts';
 import { requireSession, signedInUser, sudoOrRefuse } from '../../web/hooks.ts';
 import { keepForReveal } from '../../web/reveal.ts';
 import { webAct } from '../../web/session.ts';

@@ -15,7 +15,7 @@ import { firstValue } from '../../http/first-value.ts';
 import { connectedApplications, type ConnectedApplication } from '../../oauth/applications.ts';
 import { scopePrivileges } from '../../oauth/scopes.ts';
 import { sendAccountPage } from '../../web/account-pages.ts';
-import { tokensPageQuery } from '../../web/forms.ts';
+import { tokensPageQuery } from './forms.ts';
 import { requireSession, signedInUser } from '../../web/hooks.ts';
 import { takeReveal } from '../../web/reveal.ts';
 import { csrfToken, type Session } from '../../web/session.ts';

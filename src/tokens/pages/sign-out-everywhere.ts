@@ -7,7 +7,7 @@ import { signOutEverywhere } from '../../auth/revocation.ts';
 import { endGrantsOfUser } from '../../oauth/applications.ts';
 import { type Html, html } from '../../web/html.ts';
 import { csrfField, sendAccountPage } from '../../web/account-pages.ts';
-import { signOutEverywhereForm } from '../../web/forms.ts';
+import { signOutEverywhereForm } from './forms.ts';
 import { requireSession, signedInUser, sudoOrRefuse } from '../../web/hooks.ts';
 import { clearSessionCookie, confirmPasswordField, csrfToken, webAct } from '../../web/session.ts';
 import { TOKENS_SESSION } from './context.ts';
