@@ -58,23 +58,33 @@ export interface SudoRule {
   home: string;
   /** sends the form again, asking for the password */
   refuse: (request: FastifyRequest, reply: FastifyReply, refusal: SudoRefusal) => unknown;
+  /**
+   * what a form whose session ended meanwhile gets, when not the default (the session cookie cleared, and
+   * sign-in, then back to `home`)
+   */
+  signedOut?: (request: FastifyRequest, reply: FastifyReply) => unknown;
 }
 
 /**
- * Sudo mode for the signed-in user's form, at the request's time (`request.now`): true to go on;
- * otherwise the answer is sent (the form again, or sign-in when the session ended meanwhile).
+ * Sudo mode for the signed-in user's form (`user`: the session `requireSession` found, unless the page
+ * found it itself), at the request's time (`request.now`): true to go on; otherwise the answer is sent
+ * (the form again, or sign-in when the session ended meanwhile).
  */
 export async function sudoOrRefuse(
   request: FastifyRequest,
   reply: FastifyReply,
   password: string | undefined,
   rule: SudoRule,
+  user: Session = signedInUser(request),
 ): Promise<boolean> {
   const web = request.server.web;
-  const user = signedInUser(request);
   const check = await confirmSudo(web, user, password, webAct(web, request, user, request.now));
   if (check.kind === 'ok') return true;
   if (check.kind === 'signed-out') {
+    if (rule.signedOut) {
+      await rule.signedOut(request, reply);
+      return false;
+    }
     clearSessionCookie(request, reply);
     reply.redirect(`/login?next=${encodeURIComponent(rule.home)}`, 303);
     return false;

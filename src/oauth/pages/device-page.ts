@@ -15,16 +15,9 @@ import { recordEvent } from '../../auth/security-log.ts';
 import { findUserById } from '../../users/repository.ts';
 import { html } from '../../web/html.ts';
 import { errorPage, hiddenFields, logoutForm, sendPage } from '../../web/pages.ts';
-import {
-  confirmPasswordField,
-  confirmSudo,
-  csrfToken,
-  sudoRefusalStatus,
-  webAct,
-  type Session,
-} from '../../web/session.ts';
+import { confirmPasswordField, csrfToken, webAct, type Session } from '../../web/session.ts';
 import { avatar } from '../../web/avatar.ts';
-import { requireSession, signedInUser } from '../../web/hooks.ts';
+import { requireSession, signedInUser, sudoOrRefuse } from '../../web/hooks.ts';
 import { APPLICATION_SUSPENDED, findClient } from '../clients.ts';
 import type { ConsentPageDeps } from '../deps.ts';
 import type { DeviceLimits } from '../device-limits.ts';
@@ -311,14 +304,21 @@ export async function devicePages(
       }
       if (!client || (await ownerIsBanned(deps.db, client.ownerId)))
         return sendPage(reply, 403, 'Error', errorPage(APPLICATION_SUSPENDED));
-      const sudo = await confirmSudo(web, session, singleParam(request.body, 'confirm_password'), act);
-      if (sudo.kind === 'signed-out')
-        return reply.redirect(`/login?next=${encodeURIComponent(DEVICE_PATH)}`, 303);
-      if (sudo.kind === 'password-needed') {
-        const status = sudoRefusalStatus(reply, sudo);
-        const error = sudo.error ?? 'Enter your password to allow this device.';
-        return showConfirm(request, reply, session, found, now, status, error);
-      }
+      const allowed = await sudoOrRefuse(request, reply, singleParam(request.body, 'confirm_password'), {
+        home: DEVICE_PATH,
+        signedOut: (_request, reply) => reply.redirect(`/login?next=${encodeURIComponent(DEVICE_PATH)}`, 303),
+        refuse: (request, reply, refusal) =>
+          showConfirm(
+            request,
+            reply,
+            session,
+            found,
+            now,
+            refusal.status,
+            refusal.error ?? 'Enter your password to allow this device.',
+          ),
+      });
+      if (!allowed) return reply;
       const approved = await deps.db.transaction().execute(async (trx) => {
         const decided = await decideDeviceCode(
           trx,
