@@ -14,6 +14,13 @@ export default tseslint.config(
   },
   // Plain JavaScript run by Node itself (bin/): Node's globals.
   { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
+  // The pages' scripts (src/**/assets/), run by browsers: the browser's globals.
+  {
+    files: ['src/**/assets/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(['document', 'navigator'].map((name) => [name, 'readonly'])),
+    },
+  },
   // The examples for app developers (docs/examples/): plain JavaScript for Node, with its globals.
   {
     files: ['docs/examples/**/*.{js,mjs}'],

@@ -14,10 +14,8 @@ import { credentialCore, type CredentialCore } from './auth/credentials.ts';
 import { identityPlugin } from './http/plugin.ts';
 import { apiSecurityHeaders } from './http/security-headers.ts';
 import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
-import { applicationPages } from './oauth/endpoints/applications-page.ts';
-import { scopePrivileges } from './oauth/scopes.ts';
+import { applicationPages } from './oauth/pages/applications-page.ts';
 import { bearerTokens } from './oauth/bearer.ts';
-import { userGrants } from './oauth/applications.ts';
 import { SigningKeys } from './oauth/signing-keys.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
@@ -30,6 +28,8 @@ import { TokendMetrics, observeServices } from './metrics/metrics.ts';
 import { metricsPlugin, requestMetrics } from './metrics/plugin.ts';
 import { docsPath, registerDocs } from './docs/plugin.ts';
 import { webPlugin } from './web/plugin.ts';
+import { tokensPages } from './tokens/pages/plugin.ts';
+import { securityLogPages } from './security-log/security-log-page.ts';
 import { sendNotFoundPage } from './web/routes.ts';
 import { DEFAULT_READY_TIMEOUT_MS, healthRoutes, type ReadinessCheck } from './health/routes.ts';
 import {
@@ -220,13 +220,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   // The OAuth 2.0 authorization server's metadata and back channel, at the server root.
   await app.register(authorizationServer);
-  // The web pages, at the server root: sign-in, the token page, connected applications, and the
-  // authorization server's consent page.
-  await app.register(webPlugin, {
-    pages: [authorizationPages, applicationPages],
-    scopePrivileges,
-    grants: userGrants,
-    apiReference: docsPath(config.basePath),
+  // The web pages, at the server root, in one context: the page kit (sign-in and sign-out among it), then
+  // each feature's pages beside it, each in a context of its own.
+  await app.register(async (site) => {
+    await site.register(webPlugin);
+    await site.register(securityLogPages);
+    await site.register(tokensPages, { apiReference: docsPath(config.basePath) });
+    await site.register(authorizationPages);
+    await site.register(applicationPages);
   });
 
   return app;

@@ -19,6 +19,7 @@ import type { LastUsedBatcher } from './last-used.ts';
 import { deleteTokenById } from './revocation.ts';
 import { endSessionOfOldPassword, type Session } from './sessions.ts';
 import { recordEvent, withEvents, type Act } from './security-log.ts';
+import { isoTime } from '../utc-time.ts';
 
 export interface TokenIdentity {
   kind: 'token';
@@ -174,8 +175,7 @@ export interface BearerTokens {
 const NOW_PARAMETER = 0;
 
 /** Unix seconds as RFC 3339 (UTC, whole seconds). */
-export const rfc3339 = (seconds: number): string =>
-  new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+export const rfc3339 = isoTime;
 
 /**
  * Lookups started in one turn of the event loop share one query (DataLoader, no cache: every request

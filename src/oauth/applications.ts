@@ -1,11 +1,27 @@
 // The applications that act for a user, as the user sees and ends them: the connected applications list
-// and its revocation (the pages, through web/applications.ts UserGrants), and the end of every grant of a
-// user (sign out everywhere, src/auth/revocation.ts).
+// and its revocation (the token page, src/tokens/pages/), and the end of every grant of a user (sign out
+// everywhere, src/auth/revocation.ts).
 import { recordEvent, withEvents, type Act } from '../auth/security-log.ts';
 import type { Db } from '../store/database.ts';
 import { liveAt } from '../auth/live.ts';
-import type { ConnectedApplication, UserGrants } from '../web/applications.ts';
 import { possibleClientId } from './repository.ts';
+
+/** An application that can act for the user, as the connected applications list shows it. */
+export interface ConnectedApplication {
+  clientId: string;
+  name: string;
+  avatar: string;
+  /** the scopes the user approved (space-separated); '' for a grant an operator made without approval */
+  scope: string;
+  /** Unix seconds of the latest approval; null for an operator's grant */
+  approvedAt: number | null;
+  /**
+   * Unix seconds when the application obtained the newest token it still holds for this user; null: it
+   * holds none now. Ended and expired tokens are deleted, so null does not tell whether it ever had one
+   * (an approval not yet used, or tokens all revoked, by reuse detection for one).
+   */
+  lastUsedAt: number | null;
+}
 
 /**
  * The applications that can act for the user: those the user approved, and those holding a live token
@@ -153,9 +169,3 @@ export async function endGrantsOfUser(
   const consents = await trx.deleteFrom('oauth_consents').where('user_id', '=', userId).executeTakeFirst();
   return { oauthTokens, applications: Number(consents.numDeletedRows) };
 }
-
-export const userGrants: UserGrants = {
-  connected: connectedApplications,
-  revoke: revokeApplication,
-  endAll: endGrantsOfUser,
-};

@@ -1,9 +1,8 @@
 // tokend's OAuth 2.0 authorization server, at the server root (outside BASE_PATH): its metadata and
-// back channel here, and its consent page, which the web plugin registers among its pages.
+// back channel here, and its consent and device pages, which app.ts registers among the pages.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import { refuseOtherBodies } from '../http/bodies.ts';
-import type { WebPages } from '../web/plugin.ts';
 import { sendPageError } from '../web/routes.ts';
 import { errorPage, sendPage } from '../web/pages.ts';
 import type { ConsentPageDeps, OAuthDeps, TokenEndpointDeps } from './deps.ts';
@@ -18,7 +17,7 @@ import { deleteExpiredOAuthRows } from './repository.ts';
 import { deleteExpiredDeviceCodes } from './device.ts';
 import { DeviceLimits } from './device-limits.ts';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.ts';
-import { devicePages } from './endpoints/device-page.ts';
+import { devicePages } from './pages/device-page.ts';
 import { jwksEndpoint } from './endpoints/jwks.ts';
 import { userinfoEndpoint } from './endpoints/userinfo.ts';
 import { sendOAuthError } from './respond.ts';
@@ -68,11 +67,11 @@ export async function authorizationServer(app: FastifyInstance): Promise<void> {
 }
 
 /**
- * The front channel: the consent page, a web page among the others (registered inside the web plugin,
- * whose forms, CSRF protection and session it shares). An OAuth error is explained on a page.
+ * The front channel: the consent and device pages, among the others (registered beside the page kit,
+ * whose forms, CSRF protection and session they share). An OAuth error is explained on a page.
  */
-export const authorizationPages: WebPages = async (pages, web) => {
-  const deps: ConsentPageDeps = { ...oauthDeps(pages), web };
+export async function authorizationPages(pages: FastifyInstance): Promise<void> {
+  const deps: ConsentPageDeps = { ...oauthDeps(pages), web: pages.web };
   pages.setErrorHandler((err: FastifyError | OAuthError, request, reply) => {
     if (!(err instanceof OAuthError)) return sendPageError(err, request, reply);
     if (err.status >= 500) request.log.error({ err }, 'authorization request failed');
@@ -90,7 +89,7 @@ export const authorizationPages: WebPages = async (pages, web) => {
     authorizePostEndpoint(deps),
   );
   await devicePages(pages, { ...deps, deviceLimits: new DeviceLimits(pages.tokend.loginLimiter) });
-};
+}
 
 const oauthDeps = (app: FastifyInstance): OAuthDeps => ({
   db: app.tokend.store.db,

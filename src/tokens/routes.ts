@@ -14,7 +14,8 @@ import type {
 } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { sendEnvelope } from '../http/envelope.ts';
-import { refuseAccessToken, refuseApplicationToken } from '../http/bearer-challenge.ts';
+import { refuseAccessToken } from '../http/bearer-challenge.ts';
+import { ANY_IDENTITY, identityOf, type CredentialRule } from '../http/plugin.ts';
 import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/credentials.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
@@ -77,6 +78,29 @@ export function lacksPrivileges(
     `You don't have the privileges to do this; missing: ${missing.join(', ')}.`,
   );
 }
+
+/** Listing tokens: an API token, or a user's access token (with the scope, checked by the route). */
+const LIST_TAKES = {
+  takes: ['token', 'bearer'],
+  clientCannot: 'list tokens',
+} as const satisfies CredentialRule;
+
+/** Revoking a token by id: an API token only (an access token may only delete itself). */
+const REVOKE_BY_ID_TAKES = {
+  takes: ['token'],
+  clientCannot: 'revoke tokens',
+  bearerRefusal:
+    'A bearer token cannot revoke other tokens: it may only delete itself (/tokens/self). Use an API token.',
+} as const satisfies CredentialRule;
+
+/** fix_privileges: no credential, an API token or a user's access token, each judged by its privileges. */
+const FIX_PRIVILEGES_TAKES = {
+  takes: ['none', 'token', 'bearer'],
+  clientCannot: 'fix privileges',
+} as const satisfies CredentialRule;
+
+/** /tokens/self: whatever is presented, none included (each has its answer). */
+const SELF_TAKES = { takes: ANY_IDENTITY } as const satisfies CredentialRule;
 
 /** What /tokens/self answers of any access token: the spec's fields, then its client's id and its expiry. */
 const accessTokenFacts = (identity: AccessTokenIdentity) => ({
@@ -198,11 +222,8 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   };
   for (const url of ['/tokens', '/tokens/new', '/token/new']) app.post(url, { schema: createSchema }, create);
 
-  app.get('/tokens', { schema: listSchema, config: { identify: true } }, async (request, reply) => {
-    const identity = request.identity ?? NO_IDENTITY;
-    if (identity.kind === 'none')
-      return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
-    if (identity.kind === 'client') return refuseApplicationToken(reply, identity, 'list tokens');
+  app.get('/tokens', { schema: listSchema, config: { identify: LIST_TAKES } }, async (request, reply) => {
+    const identity = identityOf(request, LIST_TAKES.takes);
     if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
       return refuseAccessToken(
         reply,
@@ -245,36 +266,40 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     return sendEnvelope(reply, 200, 'ok', { tokens });
   });
 
-  app.get('/tokens/self', { schema: selfSchema, config: { identify: true } }, async (request, reply) => {
-    const identity = request.identity ?? NO_IDENTITY;
-    switch (identity.kind) {
-      case 'none':
-        return sendEnvelope(reply, 404, 'No token is being used in this request.');
-      // The spec's fields, then who signed in: user_id and username (no scope needed: the consent page
-      // promises every application the user's id and username), client_id for an access token.
-      case 'token':
-        return sendEnvelope(reply, 200, 'ok', {
-          id: identity.tokenId,
-          privileges: identity.privileges,
-          description: identity.description,
-          last_updated: presentTime(identity.lastUpdated, timeFormat),
-          user_id: identity.userId,
-          username: identity.username,
-        });
-      case 'bearer':
-        return sendEnvelope(reply, 200, 'ok', {
-          ...accessTokenFacts(identity),
-          user_id: identity.userId,
-          username: identity.username,
-        });
-      // An application's own token: no user_id or username, as it acts for no user.
-      case 'client':
-        return sendEnvelope(reply, 200, 'ok', accessTokenFacts(identity));
-    }
-  });
+  app.get(
+    '/tokens/self',
+    { schema: selfSchema, config: { identify: SELF_TAKES } },
+    async (request, reply) => {
+      const identity = identityOf(request, SELF_TAKES.takes);
+      switch (identity.kind) {
+        case 'none':
+          return sendEnvelope(reply, 404, 'No token is being used in this request.');
+        // The spec's fields, then who signed in: user_id and username (no scope needed: the consent page
+        // promises every application the user's id and username), client_id for an access token.
+        case 'token':
+          return sendEnvelope(reply, 200, 'ok', {
+            id: identity.tokenId,
+            privileges: identity.privileges,
+            description: identity.description,
+            last_updated: presentTime(identity.lastUpdated, timeFormat),
+            user_id: identity.userId,
+            username: identity.username,
+          });
+        case 'bearer':
+          return sendEnvelope(reply, 200, 'ok', {
+            ...accessTokenFacts(identity),
+            user_id: identity.userId,
+            username: identity.username,
+          });
+        // An application's own token: no user_id or username, as it acts for no user.
+        case 'client':
+          return sendEnvelope(reply, 200, 'ok', accessTokenFacts(identity));
+      }
+    },
+  );
 
   const deleteSelf: Handler<typeof deleteSelfSchema> = async (request, reply) => {
-    const identity = request.identity ?? NO_IDENTITY;
+    const identity = identityOf(request, SELF_TAKES.takes);
     switch (identity.kind) {
       case 'none':
         return sendEnvelope(reply, 400, 'No token was given, so none was deleted.');
@@ -288,22 +313,14 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     }
     return sendEnvelope(reply, 200, 'Bye! The token has been deleted.');
   };
-  app.post('/tokens/self/delete', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
-  app.delete('/tokens/self', { schema: deleteSelfSchema, config: { identify: true } }, deleteSelf);
+  const self = { schema: deleteSelfSchema, config: { identify: SELF_TAKES } };
+  app.post('/tokens/self/delete', self, deleteSelf);
+  app.delete('/tokens/self', self, deleteSelf);
 
   // Static segments win over parameters in the router, so /tokens/self and /tokens/self/delete stay as above.
   // The id is digits by its route (TOKEN_ID_SEGMENT); one beyond any stored id is no token of the caller's.
   const deleteById: Handler<typeof deleteByIdSchema> = async (request, reply) => {
-    const identity = request.identity ?? NO_IDENTITY;
-    if (identity.kind === 'none')
-      return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
-    if (identity.kind === 'client') return refuseApplicationToken(reply, identity, 'revoke tokens');
-    if (identity.kind === 'bearer')
-      return refuseAccessToken(
-        reply,
-        identity,
-        'A bearer token cannot revoke other tokens: it may only delete itself (/tokens/self). Use an API token.',
-      );
+    const identity = identityOf(request, REVOKE_BY_ID_TAKES.takes);
     const refused = lacksPrivileges(identity, REVOKE_BY_ID_NEEDS, reply);
     if (refused) return refused;
     const tokenId = Number(request.params.id);
@@ -319,16 +336,15 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
   // Only digits are a token id: any other segment after /tokens/ is no path at all (the 404 with
   // X-Real-404, as in the Ripple family), and names no method in an Allow header (/tokens/new,
   // /tokens/fix_privileges).
-  const byId = { schema: deleteByIdSchema, config: { identify: true } };
+  const byId = { schema: deleteByIdSchema, config: { identify: REVOKE_BY_ID_TAKES } };
   app.post(`/tokens/:id(${TOKEN_ID_SEGMENT})/delete`, byId, deleteById);
   app.delete(`/tokens/:id(${TOKEN_ID_SEGMENT})`, byId, deleteById);
 
   app.post(
     '/tokens/fix_privileges',
-    { schema: fixPrivilegesSchema, config: { identify: true } },
+    { schema: fixPrivilegesSchema, config: { identify: FIX_PRIVILEGES_TAKES } },
     async (request, reply) => {
-      const identity = request.identity ?? NO_IDENTITY;
-      if (identity.kind === 'client') return refuseApplicationToken(reply, identity, 'fix privileges');
+      const identity = identityOf(request, FIX_PRIVILEGES_TAKES.takes);
       const refused = lacksPrivileges(identity, FIX_PRIVILEGES_NEEDS, reply);
       if (refused || identity.kind === 'none') return refused;
       const raw = firstValue(request.query.id);

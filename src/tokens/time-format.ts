@@ -2,10 +2,9 @@
 // RIPPLE_TIME_FORMAT=rfc3339, an RFC 3339 string in UTC (`2026-11-26T05:00:00Z`) for a frontend that
 // reads a string there (hanayo's /dev/tokens page). Only the answers change; what is stored is seconds.
 import type { TimeFormat } from '../config.ts';
+import { isoTime } from '../utc-time.ts';
 
 /** `seconds` (Unix time, a whole number) as the API writes it in `format`. */
 export function presentTime(seconds: number, format: TimeFormat): number | string {
-  if (format === 'unix') return seconds;
-  // toISOString always writes milliseconds; a time in whole seconds has none to show.
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return format === 'unix' ? seconds : isoTime(seconds);
 }

@@ -1,13 +1,14 @@
 // GET /v1/ping: who the request acts for, with effective and user privileges (user 0: nobody).
-import { NO_IDENTITY } from '../auth/credentials.ts';
 import type { FastifyInstance } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
+import { ANY_IDENTITY, identityOf } from '../http/plugin.ts';
 import { tokenPrivilegeNames, userPrivilegeNames } from '../auth/privileges.ts';
 import { pingSchema } from './schemas.ts';
 
 export async function pingRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/ping', { schema: pingSchema, config: { identify: true } }, async (request, reply) => {
-    const identity = request.identity ?? NO_IDENTITY;
+  const identify = { takes: ANY_IDENTITY };
+  app.get('/ping', { schema: pingSchema, config: { identify } }, async (request, reply) => {
+    const identity = identityOf(request, identify.takes);
     // An application's own token (client credentials) acts for no user: user 0, no privileges, as no credential.
     const known = identity.kind !== 'none' && identity.kind !== 'client';
     const privileges = known ? identity.privileges : 0;

@@ -1,13 +1,13 @@
-// The pages' forms and queries, declared: each route's schema (Fastify validates a form before the route
+// The pages' forms and queries, declared (the kit's here, each feature's beside its pages): each route's schema (Fastify validates a form before the route
 // runs, so a field of the wrong shape, such as a text field sent twice or a JSON number, is a 400 page)
 // and, through the JSON-schema type provider, the types the handlers read. What a value must be beyond
 // its shape (a username's length, a description, an expiry) the handlers say next to the field.
 import { repeatableValue } from '../http/first-value.ts';
 
-const text = { type: 'string' } as const;
+export const text = { type: 'string' } as const;
 
 /** A form body: absent (no body) or an object of these fields; others (the CSRF token `_csrf`) pass. */
-const form = <const Properties extends Record<string, unknown>>(properties: Properties) =>
+export const form = <const Properties extends Record<string, unknown>>(properties: Properties) =>
   ({ type: ['object', 'null'], properties }) as const;
 
 /** The sign-in form of /login. */
@@ -22,57 +22,8 @@ export const loginQuery = {
   properties: { next: repeatableValue, signed_out: repeatableValue, again: repeatableValue },
 } as const;
 
-/** A confirmation that may ask for the password again (sudo mode): regenerating a token. */
+/** A confirmation that may ask for the password again (sudo mode): regenerating a token, deleting an application. */
 export const sudoForm = form({ confirm_password: text });
 
-/** The token page's creation form: privileges are checkboxes, so repeated. */
-export const createTokenForm = form({
-  description: text,
-  privileges: repeatableValue,
-  expires_in: text,
-  expires_on: text,
-  confirm_password: text,
-});
-
-/** Registering or changing an OAuth application ("Your applications"); redirect URIs one per line. */
-export const applicationForm = form({
-  name: text,
-  redirect_uris: text,
-  avatar: text,
-  type: text,
-  confirm_password: text,
-});
-
-/** A new secret for an application: the checkbox that also ends its tokens, and the password in sudo mode. */
-export const rotateSecretForm = form({ end_tokens: text, confirm_password: text });
-
-/** The applications list's query: the note after a deletion. */
-export const applicationsQuery = { type: 'object', properties: { deleted: repeatableValue } } as const;
-
-/** An application's page's query: the note after its changes were saved. */
-export const applicationQuery = { type: 'object', properties: { saved: repeatableValue } } as const;
-
-/** Signing out everywhere: the confirming checkbox and, in sudo mode, the password. */
-export const signOutEverywhereForm = form({ confirm: text, confirm_password: text });
-
-/** The token page's query: page, order, and the notes after a creation, revocation or disconnection. */
-export const tokensPageQuery = {
-  type: 'object',
-  properties: {
-    p: repeatableValue,
-    sort: repeatableValue,
-    created: repeatableValue,
-    revoked: repeatableValue,
-    disconnected: repeatableValue,
-  },
-} as const;
-
-/** A path naming one token by id (`parseTokenId` reads it) or one application by client id. */
-export const tokenIdParams = { type: 'object', properties: { id: text }, required: ['id'] } as const;
+/** A path naming one application by client id (the token page's connected applications, Your applications). */
 export const clientParams = { type: 'object', properties: { client: text }, required: ['client'] } as const;
-
-/** The security log page's query: one kind of event, and the page of events before an id. */
-export const securityLogQuery = {
-  type: 'object',
-  properties: { kind: repeatableValue, before: repeatableValue },
-} as const;

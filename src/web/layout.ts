@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { Html, html } from './html.ts';
 import { FAVICON_PATH, THEME_CSS } from './theme.ts';
+import type { Asset } from './assets.ts';
 
 export interface PageShell {
   /** the family's own rules, after the shared theme, in the one inline stylesheet the policy allows by its hash */
@@ -13,11 +14,13 @@ export interface PageShell {
   imageSources?: readonly string[];
   /** the policy's directives after `default-src 'none'`, the stylesheet's `style-src` and `img-src`, in order */
   policy: readonly string[];
-  /** more elements for the head (a script) */
-  head?: Html;
+  /** stylesheets served as files (src/web/assets.ts), linked after the inline one, in order */
+  stylesheets?: readonly Asset[];
+  /** scripts served as files, each loaded deferred (the policy's `script-src` must allow them) */
+  scripts?: readonly Asset[];
 }
 
-function layout(title: string, body: Html, style: Html, head: Html | undefined): Html {
+function layout(title: string, body: Html, style: Html, head: Html): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -43,6 +46,9 @@ function pagePolicy(shell: PageShell, css: string): string {
     "default-src 'none'",
     `style-src 'sha256-${cssHash}'`,
     ["img-src 'self'", ...(shell.imageSources ?? [])].join(' '),
+    // Stylesheet elements: the inline one by its hash, and the family's files, which only this server's
+    // asset routes serve as text/css (every answer is nosniff, so nothing else here loads as a stylesheet).
+    ...(shell.stylesheets?.length ? [`style-src-elem 'sha256-${cssHash}' 'self'`] : []),
     ...shell.policy,
   ].join('; ');
 }
@@ -53,6 +59,9 @@ export function pageSender(shell: PageShell): PageSender {
   const contentSecurityPolicy = pagePolicy(shell, css);
   // Built outside the template so that formatting the template never changes the hashed text.
   const style = new Html(`<style>${css}</style>`);
+  const head = html`${(shell.stylesheets ?? []).map((file) => html`<link rel="stylesheet" href="${file.path}" />`)}${(
+    shell.scripts ?? []
+  ).map((file) => html`<script src="${file.path}" defer></script>`)}`;
   return (reply, status, title, body) =>
     reply
       .code(status)
@@ -61,5 +70,5 @@ export function pageSender(shell: PageShell): PageSender {
       .header('Content-Security-Policy', contentSecurityPolicy)
       .header('X-Frame-Options', 'DENY')
       .header('X-Content-Type-Options', 'nosniff')
-      .send(layout(title, body, style, shell.head).value);
+      .send(layout(title, body, style, head).value);
 }

@@ -1,5 +1,5 @@
 // The server-rendered small pages: sign-in, signed-in and error (the OAuth consent page builds on them, in
-// src/oauth/endpoints/consent-page.ts). Small, accessible, no assets from elsewhere.
+// src/oauth/pages/consent-page.ts). Small, accessible, no assets from elsewhere.
 import { type Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
 import { FAVICON_PATH } from './theme.ts';

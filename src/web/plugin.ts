@@ -1,23 +1,30 @@
-// The web: sign-in and sign-out, the token page and connected applications, in one encapsulated plugin
-// with one form parser, one CSRF registration, one error page and the pages' security headers. Other
-// modules' pages (the OAuth consent page) are registered inside it through `pages`, so they share those
-// and the web session; nothing here knows what they are.
+// The page kit, registered once in the context that serves the pages (app.ts), where each feature then
+// registers its own pages beside it: one form parser, one CSRF registration, one error page, the pages'
+// security headers, the web session's dependencies (`app.web`), one reading of the clock per request
+// (`request.now`); and what the kit serves itself: sign-in and sign-out, the icon, and the account pages'
+// stylesheet and script. Nothing here knows which pages there are.
+import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import csrf from '@fastify/csrf-protection';
 import { useDocumentHeaders } from '../http/security-headers.ts';
 import { sendPageError, webRoutes } from './routes.ts';
 import { CSRF_BINDING_KEY, csrfBinding, type WebDeps } from './session.ts';
-import { tokensPageRoutes, type TokensPageOptions } from './tokens-page.ts';
+import { serveAssets } from './assets.ts';
+import { ACCOUNT_SCRIPT, ACCOUNT_STYLESHEET } from './account-pages.ts';
 
-/** Routes of another module that are web pages: they get the web's context and session rules. */
-export type WebPages = (pages: FastifyInstance, web: WebDeps) => Promise<void>;
-
-export interface WebPluginOptions extends TokensPageOptions {
-  pages?: readonly WebPages[];
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** what the pages' session rules need (in the context of the pages) */
+    web: WebDeps;
+  }
+  interface FastifyRequest {
+    /** the time of a page's request (Unix seconds): its one reading of the clock */
+    now: number;
+  }
 }
 
-export async function webPlugin(app: FastifyInstance, options: WebPluginOptions): Promise<void> {
+async function webKit(app: FastifyInstance): Promise<void> {
   const { store, passwords, loginLimiter, credentials, config, clock, events, failedSignIns } = app.tokend;
   const web: WebDeps = {
     db: store.db,
@@ -29,6 +36,13 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
     events,
     failedSignIns,
   };
+  app.decorate('web', web);
+  app.decorateRequest('now', 0);
+  app.decorateRequest('signedIn', null);
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.now = clock();
+    done();
+  });
   useDocumentHeaders(app);
   await app.register(formbody);
   await app.register(csrf, {
@@ -38,6 +52,8 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   });
   app.setErrorHandler(sendPageError);
   await webRoutes(app, web);
-  await tokensPageRoutes(app, web, options);
-  for (const add of options.pages ?? []) await app.register(async (pages) => add(pages, web));
+  serveAssets(app, [ACCOUNT_STYLESHEET, ACCOUNT_SCRIPT]);
 }
+
+/** The page kit, in the context it is registered in (not a context of its own). */
+export const webPlugin = fp(webKit, { name: 'tokend-web', dependencies: ['@fastify/cookie'] });

@@ -28,13 +28,13 @@ export interface WebDeps extends PasswordLoginDeps {
 
 /**
  * The security log's act of a page's request: means web, by the signed-in session (none: a sign-in), at
- * `at` (default: the clock now).
+ * `at` (default: the request's one reading of the clock, `request.now`).
  */
 export function webAct(
-  deps: Pick<WebDeps, 'clock' | 'events'>,
+  deps: Pick<WebDeps, 'events'>,
   request: FastifyRequest,
   session: Pick<Session, 'id' | 'userId'> | undefined,
-  at: number = deps.clock(),
+  at: number = request.now,
 ): Act {
   return requestAct(request, 'web', session?.id ?? null, at, deps.events, session?.userId ?? null);
 }

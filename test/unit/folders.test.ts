@@ -1,78 +1,35 @@
 // The folders of src/ form layers: no two folders import each other, directly or round a longer loop
-// (type-only imports count: they tie the code as much). Each top-level file of src/ (app.ts, config.ts, …)
-// counts as a folder of its own. `node --test test/unit/folders.test.ts` prints the loop when one appears.
+// (type-only imports count: they tie the code as much), and their order, each above what it imports, is
+// the one DEVELOPERS.md documents. Each top-level file of src/ (app.ts, config.ts, …) counts as a folder
+// of its own. `node --test test/unit/folders.test.ts` prints the loop when one appears; `node
+// bin/folders.ts` prints the order.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  SRC,
+  findLoop,
+  folderEdges,
+  folderLevels,
+  folderOf,
+  folderOrderLine,
+  reaches,
+  srcEdges,
+  srcFolders,
+} from '../../bin/folders.ts';
 
-const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
-
-/** Every import or re-export of a relative module, static or dynamic: `from './x.ts'`, `import('./x.ts')`. */
-const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
-
-/** The folder (first path segment under src/) of a file, or the file's own name for a top-level file. */
-function folderOf(file: string): string {
-  const parts = relative(SRC, file).split(sep);
-  return parts.length > 1 ? `${parts[0]}/` : (parts[0] ?? file);
-}
-
-/** Each folder's imports of other folders, with the file pairs behind each edge. */
-function folderEdges(files: readonly string[], read: (file: string) => string) {
-  const edges = new Map<string, Map<string, string[]>>();
-  for (const file of files) {
-    const text = read(file);
-    for (const match of text.matchAll(RELATIVE_IMPORT)) {
-      const target = resolve(dirname(file), match[1] ?? '');
-      const from = folderOf(file);
-      const to = folderOf(target);
-      if (from === to) continue;
-      const out = edges.get(from) ?? new Map<string, string[]>();
-      edges.set(from, out);
-      const pairs = out.get(to) ?? [];
-      out.set(to, pairs);
-      pairs.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
-    }
-  }
-  return edges;
-}
-
-/** The first loop of folders found by a depth-first walk (each folder once), or undefined. */
-function findLoop(edges: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>>): string[] | undefined {
-  const done = new Set<string>();
-  const path: string[] = [];
-  const visit = (node: string): string[] | undefined => {
-    const at = path.indexOf(node);
-    if (at >= 0) return [...path.slice(at), node];
-    if (done.has(node)) return undefined;
-    path.push(node);
-    for (const next of edges.get(node)?.keys() ?? []) {
-      const loop = visit(next);
-      if (loop) return loop;
-    }
-    path.pop();
-    done.add(node);
-    return undefined;
-  };
-  for (const node of [...edges.keys()].sort()) {
-    const loop = visit(node);
-    if (loop) return loop;
-  }
-  return undefined;
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sources(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
+/** The order DEVELOPERS.md documents: the line after its `folders, each above what it imports` marker. */
+function documentedOrder(): string {
+  const text = readFileSync(new URL('../../DEVELOPERS.md', import.meta.url), 'utf8');
+  const line = /<!-- folders, each above what it imports[^>]*-->\n+`?([^`\n]+)`?/.exec(text)?.[1];
+  assert.ok(line, 'DEVELOPERS.md documents the order of the folders');
+  return line.trim();
 }
 
 describe('the folders of src/', () => {
   it('import each other in one direction only: no loop of folders', () => {
-    const edges = folderEdges(sources(SRC), (file) => readFileSync(file, 'utf8'));
+    const { edges } = srcEdges();
     assert.ok((edges.get('app.ts')?.size ?? 0) > 5, 'the imports were read');
     const loop = findLoop(edges);
     const why = loop?.slice(1).map((to, i) => {
@@ -80,6 +37,43 @@ describe('the folders of src/', () => {
       return `${from} -> ${to}: ${(edges.get(from)?.get(to) ?? []).join(', ')}`;
     });
     assert.equal(loop, undefined, `a loop of folders:\n${why?.join('\n')}`);
+  });
+
+  it('are in the order DEVELOPERS.md documents, each above what it imports', () => {
+    const { files, edges } = srcEdges();
+    const documented = documentedOrder();
+    const groups = documented.split(' → ').map((group) => group.split(' '));
+    assert.deepEqual([...groups.flat()].sort(), srcFolders(), 'every folder of src/ is in the order, once');
+    // Each folder is above every folder it imports, directly or through others (top-level files too).
+    const at = new Map(groups.flatMap((group, i) => group.map((folder) => [folder, i] as const)));
+    for (const [from, i] of at)
+      for (const [to, j] of at)
+        if (from !== to && reaches(edges, from, to))
+          assert.ok(i < j, `${from} imports ${to}, so DEVELOPERS.md must list it above`);
+    // And the order is the one the imports give (node bin/folders.ts prints it).
+    const levels = folderLevels(edges, new Set(files.map(folderOf)));
+    assert.equal(documented, folderOrderLine(levels, new Set(srcFolders())), 'run node bin/folders.ts');
+  });
+
+  it('levels a graph: each above what it imports, the same level when neither imports the other', () => {
+    const graph = (pairs: [string, string][]) => {
+      const edges = new Map<string, Map<string, string[]>>();
+      for (const [a, b] of pairs) edges.set(a, (edges.get(a) ?? new Map()).set(b, [`${a}${b}`]));
+      return edges;
+    };
+    const edges = graph([
+      ['app/', 'web/'],
+      ['web/', 'store/'],
+      ['cli/', 'store/'],
+      ['app/', 'cli/'],
+    ]);
+    assert.deepEqual(folderLevels(edges, ['lone/']), [['app/'], ['cli/', 'web/'], ['lone/', 'store/']]);
+    assert.equal(reaches(edges, 'app/', 'store/'), true);
+    assert.equal(reaches(edges, 'store/', 'app/'), false);
+    assert.equal(
+      folderOrderLine(folderLevels(edges), new Set(['app/', 'web/', 'store/'])),
+      'app/ → web/ → store/',
+    );
   });
 
   it('a loop is found when there is one, and named from where it starts', () => {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { expiryLabel, measure, timeFromNow } from '../../src/web/relative-time.ts';
-import { expiryChoices } from '../../src/web/tokens-page.ts';
+import { expiryChoices } from '../../src/tokens/pages/expiry.ts';
 
 const MINUTE = 60;
 const HOUR = 3600;

@@ -5,13 +5,11 @@ import { decimalInteger } from '../../decimal-integer.ts';
 import { CliError, type LeafCommand } from '../command.ts';
 import { table } from '../format.ts';
 import { findUserOrFail } from '../lookup.ts';
+import { plainTime } from '../../utc-time.ts';
 
 /** Most events one run prints, unless --limit says otherwise. */
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1_000_000;
-
-const utc = (seconds: number): string =>
-  new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
 /** --since: Unix seconds, or an ISO 8601 date or date and time (UTC unless it names a zone). */
 export function parseSince(raw: string): number | undefined {
@@ -90,7 +88,7 @@ export const auditCommand: LeafCommand = {
               'USER AGENT',
             ],
             events.map((e) => [
-              utc(e.at),
+              plainTime(e.at),
               String(e.user_id),
               e.kind,
               [

@@ -18,6 +18,7 @@ import { table } from '../format.ts';
 import { findUserOrFail } from '../lookup.ts';
 import { parseTokenPrivileges } from '../privilege-option.ts';
 import { terminalText } from '../../shown-text.ts';
+import { plainTime } from '../../utc-time.ts';
 
 const userOption: OptionSpec = {
   type: 'string',
@@ -124,9 +125,6 @@ const create: LeafCommand = {
   },
 };
 
-const utc = (seconds: number): string =>
-  new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
-
 const list: LeafCommand = {
   name: 'list',
   summary: "List a user's tokens, private ones too (never secrets or hashes)",
@@ -153,8 +151,8 @@ const list: LeafCommand = {
               String(t.id),
               String(t.privileges),
               t.session ? 'web session' : t.private ? 'private' : 'public',
-              utc(t.last_updated),
-              t.expires_at === null ? 'never' : utc(t.expires_at),
+              plainTime(t.last_updated),
+              t.expires_at === null ? 'never' : plainTime(t.expires_at),
               t.description,
             ]),
           );

@@ -6,15 +6,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isBanned } from '../../auth/privileges.ts';
 import { findUserById } from '../../users/repository.ts';
-import { consentPage, sendConsentPage } from './consent-page.ts';
-import {
-  confirmSudo,
-  csrfToken,
-  sessionUser,
-  sudoRefusalStatus,
-  webAct,
-  type Session,
-} from '../../web/session.ts';
+import { consentPage, sendConsentPage } from '../pages/consent-page.ts';
+import { csrfToken, sessionUser, webAct, type Session } from '../../web/session.ts';
+import { sudoOrRefuse } from '../../web/hooks.ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { APPLICATION_SUSPENDED, findClient, type OAuthClient } from '../clients.ts';
 import type { ConsentPageDeps } from '../deps.ts';
@@ -255,7 +249,7 @@ export function authorizeGetEndpoint(deps: ConsentPageDeps) {
   return async function authorize(request: FastifyRequest, reply: FastifyReply) {
     const target = await findReplyTarget(deps, request, request.query);
     try {
-      const now = deps.now();
+      const now = request.now;
       const params = singleValued(request.query);
       const authz = readAuthorizationRequest(target, params, now);
       const silent = authz.oidc.prompt.has('none');
@@ -306,7 +300,7 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
     const target = await findReplyTarget(deps, request, request.body);
     try {
       // One reading of the clock judges the sign-in, sudo mode, and the page that asks for the password.
-      const now = deps.now();
+      const now = request.now;
       const params = singleValued(request.body);
       const authz = readAuthorizationRequest(target, params, now);
       const user = await sessionUser(deps.web, request);
@@ -319,13 +313,29 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
       if (decision !== 'allow') throw new InvalidRequest('decision must be allow or deny.');
       // Sudo mode: approving needs a recent password entry.
       const act = webAct(deps.web, request, user, now);
-      const sudo = await confirmSudo(deps.web, user, params.confirm_password, act);
-      if (sudo.kind === 'signed-out') return toLogin(reply, params, authz.oidc);
-      if (sudo.kind === 'password-needed') {
-        const status = sudoRefusalStatus(reply, sudo);
-        const error = sudo.error ?? 'Enter your password to approve this application.';
-        return await showConsent(deps, request, reply, authz, user, params, now, status, error);
-      }
+      const allowed = await sudoOrRefuse(
+        request,
+        reply,
+        params.confirm_password,
+        {
+          home: '/tokens',
+          signedOut: (_request, reply) => toLogin(reply, params, authz.oidc),
+          refuse: (request, reply, refusal) =>
+            showConsent(
+              deps,
+              request,
+              reply,
+              authz,
+              user,
+              params,
+              now,
+              refusal.status,
+              refusal.error ?? 'Enter your password to approve this application.',
+            ),
+        },
+        user,
+      );
+      if (!allowed) return reply;
       const earlier = (await findConsentScope(deps.db, user.userId, authz.client.id)) ?? '';
       const approved = new Set([...earlier.split(' ').filter(Boolean), ...authz.scopes]);
       await saveConsent(

@@ -15,16 +15,9 @@ import { recordEvent } from '../../auth/security-log.ts';
 import { findUserById } from '../../users/repository.ts';
 import { html } from '../../web/html.ts';
 import { errorPage, hiddenFields, logoutForm, sendPage } from '../../web/pages.ts';
-import {
-  confirmPasswordField,
-  confirmSudo,
-  csrfToken,
-  pageUser,
-  sudoRefusalStatus,
-  webAct,
-  type Session,
-} from '../../web/session.ts';
+import { confirmPasswordField, csrfToken, webAct, type Session } from '../../web/session.ts';
 import { avatar } from '../../web/avatar.ts';
+import { requireSession, signedInUser, sudoOrRefuse } from '../../web/hooks.ts';
 import { APPLICATION_SUSPENDED, findClient } from '../clients.ts';
 import type { ConsentPageDeps } from '../deps.ts';
 import type { DeviceLimits } from '../device-limits.ts';
@@ -141,8 +134,7 @@ export async function devicePages(
   deps: ConsentPageDeps & { deviceLimits: DeviceLimits },
 ): Promise<void> {
   const { web } = deps;
-  const user = (request: FastifyRequest, reply: FastifyReply) =>
-    pageUser(web, request, reply, DEVICE_PATH, bannedPage);
+  const signedIn = requireSession({ home: DEVICE_PATH, banned: bannedPage });
 
   const askForCode = (
     request: FastifyRequest,
@@ -256,10 +248,9 @@ export async function devicePages(
 
   pages.get(
     DEVICE_PATH,
-    doc('Sign in on a device: enter its code (RFC 8628 §3.3)'),
+    { ...doc('Sign in on a device: enter its code (RFC 8628 §3.3)'), preHandler: signedIn },
     async (request, reply) => {
-      const session = await user(request, reply);
-      if (!session) return reply;
+      const session = signedInUser(request);
       const given = normalUserCode(singleParam(request.query, 'user_code') ?? '');
       return askForCode(request, reply, session, 200, given === undefined ? '' : shownUserCode(given));
     },
@@ -269,12 +260,11 @@ export async function devicePages(
     DEVICE_PATH,
     {
       ...doc('The code a device shows: which application asks'),
-      preHandler: pages.csrfProtection,
+      preHandler: [pages.csrfProtection, signedIn],
     },
     async (request, reply) => {
-      const session = await user(request, reply);
-      if (!session) return reply;
-      const now = deps.now();
+      const session = signedInUser(request);
+      const now = request.now;
       const found = await pendingCode(request, reply, session, now);
       if (!('row' in found)) return found;
       return showConfirm(request, reply, session, found, now);
@@ -283,11 +273,10 @@ export async function devicePages(
 
   pages.post(
     `${DEVICE_PATH}/decide`,
-    { ...doc('Allow or deny a device'), preHandler: pages.csrfProtection },
+    { ...doc('Allow or deny a device'), preHandler: [pages.csrfProtection, signedIn] },
     async (request, reply) => {
-      const session = await user(request, reply);
-      if (!session) return reply;
-      const now = deps.now();
+      const session = signedInUser(request);
+      const now = request.now;
       const decision = singleParam(request.body, 'decision');
       if (decision !== 'allow' && decision !== 'deny')
         return sendPage(reply, 400, 'Error', errorPage('Choose Allow or Deny.'));
@@ -315,14 +304,21 @@ export async function devicePages(
       }
       if (!client || (await ownerIsBanned(deps.db, client.ownerId)))
         return sendPage(reply, 403, 'Error', errorPage(APPLICATION_SUSPENDED));
-      const sudo = await confirmSudo(web, session, singleParam(request.body, 'confirm_password'), act);
-      if (sudo.kind === 'signed-out')
-        return reply.redirect(`/login?next=${encodeURIComponent(DEVICE_PATH)}`, 303);
-      if (sudo.kind === 'password-needed') {
-        const status = sudoRefusalStatus(reply, sudo);
-        const error = sudo.error ?? 'Enter your password to allow this device.';
-        return showConfirm(request, reply, session, found, now, status, error);
-      }
+      const allowed = await sudoOrRefuse(request, reply, singleParam(request.body, 'confirm_password'), {
+        home: DEVICE_PATH,
+        signedOut: (_request, reply) => reply.redirect(`/login?next=${encodeURIComponent(DEVICE_PATH)}`, 303),
+        refuse: (request, reply, refusal) =>
+          showConfirm(
+            request,
+            reply,
+            session,
+            found,
+            now,
+            refusal.status,
+            refusal.error ?? 'Enter your password to allow this device.',
+          ),
+      });
+      if (!allowed) return reply;
       const approved = await deps.db.transaction().execute(async (trx) => {
         const decided = await decideDeviceCode(
           trx,

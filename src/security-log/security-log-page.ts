@@ -4,7 +4,7 @@
 // operator (the CLI) reads "an administrator", without its address, browser or token (`tokend audit`
 // keeps them). A user agent shows as the browser and system it names, never as its text
 // (src/web/user-agent.ts). Linked from the token page; works without JavaScript.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import {
   EVENT_KINDS,
@@ -17,12 +17,17 @@ import {
 import { firstValue } from '../http/first-value.ts';
 import { integerInRange } from '../decimal-integer.ts';
 import { MAX_ID } from '../store/schema.ts';
-import { html, type Html } from './html.ts';
-import { securityLogQuery } from './forms.ts';
-import { sendTokensPage } from './tokens-page-view.ts';
-import { timeFromNow } from './relative-time.ts';
-import { userAgentWords } from './user-agent.ts';
-import type { Session, WebDeps } from './session.ts';
+import { html, type Html } from '../web/html.ts';
+import { repeatableValue } from '../http/first-value.ts';
+import { ACCOUNT_SESSION, sendAccountPage, when } from '../web/account-pages.ts';
+import { requireSession, signedInUser } from '../web/hooks.ts';
+import { userAgentWords } from '../web/user-agent.ts';
+
+/** The security log page's query: one kind of event, and the page of events before an id. */
+export const securityLogQuery = {
+  type: 'object',
+  properties: { kind: repeatableValue, before: repeatableValue },
+} as const;
 
 /** Events on one page. */
 export const EVENTS_PER_PAGE = 50;
@@ -43,8 +48,6 @@ const MEANS_LABEL: Readonly<Record<string, string>> = {
  */
 const byAdministrator = (e: LoggedEvent): boolean =>
   e.means === 'cli' || (e.actor_id !== null && e.actor_id !== e.user_id);
-
-const isoTime = (at: number): string => new Date(at * 1000).toISOString().replace('.000Z', 'Z');
 
 /** How the event came about, in a few words: the means and what acted. */
 function meansText(e: LoggedEvent): string {
@@ -114,9 +117,7 @@ function eventTable(view: SecurityLogView): Html {
     (e) =>
       html`<tr role="row">
         <td role="cell" class="description" data-label="Event">${kindLabel(e.kind)}</td>
-        <td role="cell" data-label="When">
-          <time datetime="${isoTime(e.at)}" title="${isoTime(e.at)}">${timeFromNow(e.at, view.now)}</time>
-        </td>
+        <td role="cell" data-label="When">${when(e.at, view.now)}</td>
         <td role="cell" data-label="By">${meansText(e)}</td>
         <td role="cell" class="about" data-label="Details">
           ${aboutText(e) || html`<span class="muted">—</span>`}
@@ -169,19 +170,15 @@ export function securityLogPage(view: SecurityLogView): Html {
     </nav>`;
 }
 
-/** The page's route, in the web plugin's context; `signedIn` is the token page's rule for who may see it. */
-export async function securityLogRoutes(
-  untyped: FastifyInstance,
-  web: WebDeps,
-  signedIn: (request: FastifyRequest, reply: FastifyReply) => Promise<Session | undefined>,
-): Promise<void> {
+/** The page's route, in the context of the pages; who may see it is the account pages' rule. */
+export async function securityLogPages(untyped: FastifyInstance): Promise<void> {
   const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
+  const { db } = app.web;
   app.get(
     '/security-log',
-    { schema: { hide: true, querystring: securityLogQuery } },
+    { schema: { hide: true, querystring: securityLogQuery }, preHandler: requireSession(ACCOUNT_SESSION) },
     async (request, reply) => {
-      const user = await signedIn(request, reply);
-      if (!user) return reply;
+      const user = signedInUser(request);
       const rawKind = firstValue(request.query.kind) ?? '';
       const rawBefore = firstValue(request.query.before) ?? '';
       const before = rawBefore === '' ? undefined : integerInRange(rawBefore, 1, MAX_ID);
@@ -190,7 +187,7 @@ export async function securityLogRoutes(
           rawKind !== '' && !isEventKind(rawKind)
             ? `There is no kind of event called “${rawKind}”: choose one from the list.`
             : 'That page of the log does not exist: start again from the newest events.';
-        return sendTokensPage(
+        return sendAccountPage(
           reply,
           400,
           'Security log',
@@ -200,7 +197,7 @@ export async function securityLogRoutes(
         );
       }
       const kind = rawKind === '' || !isEventKind(rawKind) ? undefined : rawKind;
-      const rows = await listEvents(web.db, {
+      const rows = await listEvents(db, {
         userId: user.userId,
         ...(kind === undefined ? {} : { kind }),
         ...(before === undefined ? {} : { beforeId: before }),
@@ -212,11 +209,11 @@ export async function securityLogRoutes(
           .map(async (e) => ({ ...e, browser: await userAgentWords(e.user_agent) })),
       );
       const next = rows.length > EVENTS_PER_PAGE ? events[events.length - 1]?.id : undefined;
-      return sendTokensPage(
+      return sendAccountPage(
         reply,
         200,
         'Security log',
-        securityLogPage({ events, kind, next, paged: before !== undefined, now: web.clock() }),
+        securityLogPage({ events, kind, next, paged: before !== undefined, now: request.now }),
       );
     },
   );

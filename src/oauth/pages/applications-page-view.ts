@@ -1,34 +1,29 @@
 // The HTML of "Your applications" (applications-page.ts): the list, the registration and edit forms, a
 // new secret shown once with its copy button, and the confirmations of a new secret and of deletion.
-// Server-rendered and complete without JavaScript; the token page's script only adds the copy button.
+// Server-rendered and complete without JavaScript; the account pages' script only adds the copy button.
 import { type Html, html } from '../../web/html.ts';
 import { confirmPasswordField } from '../../web/session.ts';
 import { avatar } from '../../web/avatar.ts';
 import {
+  accountPageSender,
   csrfField,
   messagePage,
-  secretField,
+  secretOnce,
   signedInHeader,
-  tokenPagesSender,
-} from '../../web/tokens-page-view.ts';
+} from '../../web/account-pages.ts';
+import { asset, fileText } from '../../web/assets.ts';
+import { utcDate } from '../../utc-time.ts';
 import type { ClientField } from '../clients.ts';
 
-/** The pages' own rules, after the token pages' (tokens-page-view.ts): the forms' fields, the header. */
-const CSS = `
-label{display:block;margin-top:.9rem}
-textarea,input[type=url]{font:inherit;width:100%;margin-top:.25rem;padding:.5rem;border:1px solid #888;border-radius:6px;background:var(--card);color:var(--text)}
-textarea{min-height:5.5rem;resize:vertical;font-family:ui-monospace,monospace;font-size:.92rem}
-fieldset label{display:flex;gap:.4rem;align-items:baseline;font-weight:400;margin:.35rem 0}
-.hint{display:block;font-weight:400}
-.apps li .about code,dd code{overflow-wrap:anywhere}
-dl.facts ul{margin:0;padding-left:1.1rem}
-.app-head{display:flex;gap:.75rem;align-items:center;margin:.5rem 0 1rem;min-width:0}
-.app-head .avatar{width:40px;height:40px;border-radius:8px;font-size:1.1rem}
-.app-head h1{flex:1 1 10rem;min-width:0;overflow-wrap:anywhere}
-`;
+/** The pages' own rules (applications.css), after the account pages': the forms' fields, the header. */
+export const APPLICATIONS_STYLESHEET = asset(
+  'applications',
+  'css',
+  fileText(import.meta.url, './applications.css'),
+);
 
-/** Sends an applications page: one of the token pages' family, with their script (the copy button). */
-export const sendApplicationsPage = tokenPagesSender(CSS);
+/** Sends an applications page: one of the account pages, with their script (the copy button). */
+export const sendApplicationsPage = accountPageSender([APPLICATIONS_STYLESHEET]);
 
 /** An application as these pages show it. */
 export interface ApplicationSummary {
@@ -52,8 +47,6 @@ const usersText = (n: number) =>
       ? '1 user has authorized it.'
       : `${n} users have authorized it.`;
 
-const dateOf = (at: number) => new Date(at * 1000).toISOString().slice(0, 10);
-
 function facts(a: ApplicationSummary): Html {
   return html`<dl class="facts">
     <dt>Client ID</dt>
@@ -75,7 +68,7 @@ function facts(a: ApplicationSummary): Html {
     <dt>Users</dt>
     <dd>${usersText(a.authorizedUsers)}</dd>
     <dt>Registered</dt>
-    <dd>${dateOf(a.created)}</dd>
+    <dd>${utcDate(a.created)}</dd>
   </dl>`;
 }
 
@@ -245,17 +238,16 @@ export interface ApplicationView {
 }
 
 /** A new secret, focused, with its copy button. */
-function secretBox(secret: string): Html {
-  return html`<section class="notice created" aria-labelledby="secret-title">
-    <h2 id="secret-title">Your client secret</h2>
-    <p>
-      Copy it now and keep it on your server: it is shown only this once. Nobody can show it again; if it is
-      lost, make a new one.
-    </p>
-    <label for="client-secret">Client secret</label>
-    ${secretField('client-secret', secret)}
-  </section>`;
-}
+const secretBox = (secret: string): Html =>
+  secretOnce({
+    id: 'client-secret',
+    titleId: 'secret-title',
+    title: 'Your client secret',
+    about:
+      'Copy it now and keep it on your server: it is shown only this once. Nobody can show it again; if it is lost, make a new one.',
+    label: 'Client secret',
+    secret,
+  });
 
 export function applicationPage(view: ApplicationView): Html {
   const a = view.application;

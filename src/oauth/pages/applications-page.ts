@@ -1,0 +1,488 @@
+// "Your applications" (/applications): a signed-in user registers OAuth applications, sees each one's
+// client id and users, changes its name, redirect URIs and avatar, makes a new secret and deletes it.
+// Every change needs sudo mode and the pages' CSRF token. Another user's application is answered as an
+// unknown id. A secret is shown in the answer to the POST that made it, once: it is never stored
+// readable anywhere (the database keeps its hash), so no later page can show it again.
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { inSudoMode } from '../../auth/sessions.ts';
+import { firstValue } from '../../http/first-value.ts';
+import { clientParams, sudoForm } from '../../web/forms.ts';
+import { applicationForm, applicationQuery, applicationsQuery, rotateSecretForm } from './forms.ts';
+import { webAct, csrfToken } from '../../web/session.ts';
+import {
+  requireSession,
+  requireSudo,
+  signedInUser,
+  sudoOrRefuse,
+  type SessionRule,
+  type SudoRefusal,
+} from '../../web/hooks.ts';
+import {
+  ClientLimitReached,
+  ClientValidationError,
+  DuplicateClientName,
+  createClient,
+  deleteClient,
+  findOwnedClient,
+  isConfidential,
+  listClientsOfOwner,
+  rotateClientSecret,
+  updateClient,
+  type OAuthClient,
+} from '../clients.ts';
+import { consentCounts, countClientsOfOwner } from '../repository.ts';
+import { serveAssets } from '../../web/assets.ts';
+import {
+  APPLICATIONS_STYLESHEET,
+  applicationPage,
+  applicationsMessage,
+  applicationsPage,
+  deletePage,
+  registerPage,
+  rotatePage,
+  sendApplicationsPage,
+  type ApplicationSummary,
+  type FormValues,
+  type FormView,
+} from './applications-page-view.ts';
+
+const HIDDEN = { hide: true } as const;
+
+/** The redirect URIs of the form's text: one per line, blank lines left out. */
+const redirectUrisOf = (text: string): string[] =>
+  text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the signed-in user's own application the path names (`loadOwnApplication`) */
+    ownApplication: { client: OAuthClient; application: ApplicationSummary } | null;
+  }
+}
+
+const summaryOf = (client: OAuthClient, authorizedUsers: number): ApplicationSummary => ({
+  id: client.id,
+  name: client.name,
+  avatar: client.avatar,
+  redirectUris: client.redirectUris,
+  confidential: isConfidential(client),
+  authorizedUsers,
+  created: client.created,
+});
+
+/** The pages' sign-in rule: back to /applications; a banned user's applications do not work. */
+const APPLICATIONS_SESSION: SessionRule = {
+  home: '/applications',
+  banned: (reply) =>
+    sendApplicationsPage(
+      reply,
+      403,
+      'Banned',
+      applicationsMessage('Account banned', 'This account is banned: its applications do not work.'),
+    ),
+};
+
+const notFound = (reply: FastifyReply) =>
+  sendApplicationsPage(
+    reply,
+    404,
+    'Not found',
+    applicationsMessage('No such application', 'You have no application with that client id.'),
+  );
+
+/**
+ * Loads the signed-in user's application the path's client id names, with its users counted (only a
+ * confidential one with `confidential`); any other id is answered as unknown, and the handler does not run.
+ */
+function loadOwnApplication(options: { confidential?: boolean } = {}): preHandlerAsyncHookHandler {
+  return async function loadOwnApplication(request, reply) {
+    const { client: id } = request.params as { client: string };
+    const { db } = request.server.web;
+    const client = await findOwnedClient(db, signedInUser(request).userId, id);
+    if (!client || (options.confidential && !isConfidential(client))) return notFound(reply);
+    const counts = await consentCounts(db, [client.id]);
+    request.ownApplication = { client, application: summaryOf(client, counts.get(client.id) ?? 0) };
+  };
+}
+
+/** The application `loadOwnApplication` found for this request. */
+function ownApplication(request: FastifyRequest): { client: OAuthClient; application: ApplicationSummary } {
+  if (request.ownApplication === null) throw new Error('an application page without loadOwnApplication');
+  return request.ownApplication;
+}
+
+/** A form that needs sudo mode on these pages: refused, it comes back through `refuse`. */
+const sudoRule = (
+  refuse: (request: FastifyRequest, reply: FastifyReply, refusal: SudoRefusal) => unknown,
+) => ({
+  home: APPLICATIONS_SESSION.home,
+  refuse,
+});
+
+export async function applicationPages(untyped: FastifyInstance): Promise<void> {
+  const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
+  const { config } = app.tokend;
+  const web = app.web;
+  const { db } = web;
+  const max = config.oauthClientsPerUserMax;
+  app.decorateRequest('ownApplication', null);
+  serveAssets(app, [APPLICATIONS_STYLESHEET]);
+  const signedIn = requireSession(APPLICATIONS_SESSION);
+  const owned = loadOwnApplication();
+
+  const needsPassword = (request: FastifyRequest) =>
+    !inSudoMode(signedInUser(request), request.now, config.sudoWindowS);
+
+  app.get(
+    '/applications',
+    { schema: { ...HIDDEN, querystring: applicationsQuery }, preHandler: signedIn },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const applications = (await listClientsOfOwner(db, user.userId)).map((c) =>
+        summaryOf(c, c.authorizedUsers),
+      );
+      const deleted = firstValue(request.query.deleted) !== undefined;
+      return sendApplicationsPage(
+        reply,
+        200,
+        'Your applications',
+        applicationsPage({
+          username: user.username,
+          csrf: csrfToken(request, reply),
+          applications,
+          max,
+          ...(deleted
+            ? { notice: 'The application was deleted: every token and approval of it ended.' }
+            : {}),
+        }),
+      );
+    },
+  );
+
+  const showRegister = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    form: Omit<FormView, 'csrf'>,
+  ) =>
+    sendApplicationsPage(
+      reply,
+      status,
+      'Register an application',
+      registerPage({ ...form, csrf: csrfToken(request, reply) }),
+    );
+
+  app.get('/applications/new', { schema: HIDDEN, preHandler: signedIn }, async (request, reply) => {
+    // At the maximum the form still shows, saying why it will be refused.
+    const full = (await countClientsOfOwner(db, signedInUser(request).userId)) >= max;
+    return showRegister(request, reply, 200, {
+      values: { name: '', redirectUris: '', avatar: '', confidential: true },
+      needsPassword: needsPassword(request),
+      ...(full ? { error: new ClientLimitReached(max).message } : {}),
+    });
+  });
+
+  app.post(
+    '/applications/new',
+    { schema: { ...HIDDEN, body: applicationForm }, preHandler: [app.csrfProtection, signedIn] },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const form = request.body ?? {};
+      const values: FormValues = {
+        name: form.name ?? '',
+        redirectUris: form.redirect_uris ?? '',
+        avatar: (form.avatar ?? '').trim(),
+        confidential: form.type !== 'public',
+      };
+      const again = (status: number, error: string, errorField?: FormView['errorField']) =>
+        showRegister(request, reply, status, {
+          values,
+          needsPassword: errorField === 'password' || needsPassword(request),
+          error,
+          ...(errorField === undefined ? {} : { errorField }),
+        });
+      if (form.type !== undefined && form.type !== 'public' && form.type !== 'confidential')
+        return again(400, 'Choose whether the application is confidential or public.');
+      const allowed = await sudoOrRefuse(
+        request,
+        reply,
+        form.confirm_password,
+        sudoRule((_request, _reply, refusal) =>
+          again(
+            refusal.status,
+            refusal.error ?? 'Enter your password to register an application.',
+            'password',
+          ),
+        ),
+      );
+      if (!allowed) return reply;
+      let created: Awaited<ReturnType<typeof createClient>>;
+      try {
+        created = await createClient(
+          db,
+          {
+            name: values.name,
+            redirectUris: redirectUrisOf(values.redirectUris),
+            avatar: values.avatar,
+            public: !values.confidential,
+            ownerId: user.userId,
+            now: request.now,
+            max,
+          },
+          webAct(web, request, user, request.now),
+        );
+      } catch (err) {
+        if (err instanceof ClientLimitReached) return again(409, err.message);
+        if (err instanceof ClientValidationError)
+          return again(err instanceof DuplicateClientName ? 409 : 400, capital(err.message), err.field);
+        throw err;
+      }
+      request.log.info({ userId: user.userId, clientId: created.client.id }, 'application registered');
+      return showApplication(request, reply, summaryOf(created.client, 0), 201, {
+        notice: `${created.client.name} is registered.`,
+        ...(created.secret === undefined ? {} : { secret: created.secret }),
+      });
+    },
+  );
+
+  function showApplication(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    application: ApplicationSummary,
+    status: number,
+    extra: { notice?: string; secret?: string; form?: Omit<FormView, 'csrf' | 'needsPassword'> } = {},
+  ) {
+    const csrf = csrfToken(request, reply);
+    const form: FormView = {
+      values: {
+        name: application.name,
+        redirectUris: application.redirectUris.join('\n'),
+        avatar: application.avatar,
+        confidential: application.confidential,
+      },
+      ...extra.form,
+      csrf,
+      needsPassword: extra.form?.errorField === 'password' || needsPassword(request),
+    };
+    return sendApplicationsPage(
+      reply,
+      status,
+      application.name,
+      applicationPage({
+        csrf,
+        application,
+        form,
+        ...(extra.notice === undefined ? {} : { notice: extra.notice }),
+        ...(extra.secret === undefined ? {} : { secret: extra.secret }),
+      }),
+    );
+  }
+
+  app.get(
+    '/applications/:client',
+    {
+      schema: { ...HIDDEN, params: clientParams, querystring: applicationQuery },
+      preHandler: [signedIn, owned],
+    },
+    async (request, reply) =>
+      showApplication(
+        request,
+        reply,
+        ownApplication(request).application,
+        200,
+        firstValue(request.query.saved) === undefined ? {} : { notice: 'Your changes are saved.' },
+      ),
+  );
+
+  /** The edit form's values as sent (the type stays what it is). */
+  const editedValues = (request: FastifyRequest): FormValues => {
+    const form = (request.body ?? {}) as { name?: string; redirect_uris?: string; avatar?: string };
+    return {
+      name: form.name ?? '',
+      redirectUris: form.redirect_uris ?? '',
+      avatar: (form.avatar ?? '').trim(),
+      confidential: ownApplication(request).application.confidential,
+    };
+  };
+
+  /** The application's page again with the edit form's values and an error. */
+  const editAgain = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    error: string,
+    errorField?: FormView['errorField'],
+  ) =>
+    showApplication(request, reply, ownApplication(request).application, status, {
+      form: { values: editedValues(request), error, ...(errorField === undefined ? {} : { errorField }) },
+    });
+
+  app.post(
+    '/applications/:client',
+    {
+      schema: { ...HIDDEN, params: clientParams, body: applicationForm },
+      preHandler: [
+        app.csrfProtection,
+        signedIn,
+        owned,
+        requireSudo(
+          sudoRule((request, reply, refusal) =>
+            editAgain(
+              request,
+              reply,
+              refusal.status,
+              refusal.error ?? 'Enter your password to save the changes.',
+              'password',
+            ),
+          ),
+        ),
+      ],
+    },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const { application } = ownApplication(request);
+      const values = editedValues(request);
+      let changed: boolean;
+      try {
+        changed = await updateClient(db, user.userId, application.id, {
+          name: values.name,
+          redirectUris: redirectUrisOf(values.redirectUris),
+          avatar: values.avatar,
+        });
+      } catch (err) {
+        if (err instanceof ClientValidationError)
+          return editAgain(
+            request,
+            reply,
+            err instanceof DuplicateClientName ? 409 : 400,
+            capital(err.message),
+            err.field,
+          );
+        throw err;
+      }
+      if (!changed) return notFound(reply);
+      return reply.redirect(`/applications/${encodeURIComponent(application.id)}?saved=1`, 303);
+    },
+  );
+
+  const confidentialOnly = loadOwnApplication({ confidential: true });
+
+  app.get(
+    '/applications/:client/secret',
+    { schema: { ...HIDDEN, params: clientParams }, preHandler: [signedIn, confidentialOnly] },
+    async (request, reply) =>
+      sendApplicationsPage(
+        reply,
+        200,
+        'New client secret',
+        rotatePage({
+          csrf: csrfToken(request, reply),
+          application: ownApplication(request).application,
+          needsPassword: needsPassword(request),
+        }),
+      ),
+  );
+
+  app.post(
+    '/applications/:client/secret',
+    {
+      schema: { ...HIDDEN, params: clientParams, body: rotateSecretForm },
+      preHandler: [
+        app.csrfProtection,
+        signedIn,
+        confidentialOnly,
+        requireSudo(
+          sudoRule((request, reply, refusal) =>
+            sendApplicationsPage(
+              reply,
+              refusal.status,
+              'New client secret',
+              rotatePage({
+                csrf: csrfToken(request, reply),
+                application: ownApplication(request).application,
+                needsPassword: true,
+                passwordError: true,
+                endTokens: (request.body as { end_tokens?: string } | undefined)?.end_tokens === 'yes',
+                error: refusal.error ?? 'Enter your password to make a new secret.',
+              }),
+            ),
+          ),
+        ),
+      ],
+    },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const { client, application } = ownApplication(request);
+      const endTokens = request.body?.end_tokens === 'yes';
+      const rotated = await rotateClientSecret(db, client, endTokens, webAct(web, request, user));
+      if (!rotated) return notFound(reply);
+      request.log.info(
+        { userId: user.userId, clientId: client.id, endedTokens: rotated.ended },
+        'application secret replaced',
+      );
+      return showApplication(request, reply, application, 200, {
+        notice: endTokens
+          ? 'A new secret replaces the old one, and every token the application held has ended.'
+          : 'A new secret replaces the old one, which no longer works.',
+        secret: rotated.secret,
+      });
+    },
+  );
+
+  app.get(
+    '/applications/:client/delete',
+    { schema: { ...HIDDEN, params: clientParams }, preHandler: [signedIn, owned] },
+    async (request, reply) =>
+      sendApplicationsPage(
+        reply,
+        200,
+        'Delete application',
+        deletePage({
+          csrf: csrfToken(request, reply),
+          application: ownApplication(request).application,
+          needsPassword: needsPassword(request),
+        }),
+      ),
+  );
+
+  app.post(
+    '/applications/:client/delete',
+    {
+      schema: { ...HIDDEN, params: clientParams, body: sudoForm },
+      preHandler: [
+        app.csrfProtection,
+        signedIn,
+        owned,
+        requireSudo(
+          sudoRule((request, reply, refusal) =>
+            sendApplicationsPage(
+              reply,
+              refusal.status,
+              'Delete application',
+              deletePage({
+                csrf: csrfToken(request, reply),
+                application: ownApplication(request).application,
+                needsPassword: true,
+                passwordError: true,
+                error: refusal.error ?? 'Enter your password to delete the application.',
+              }),
+            ),
+          ),
+        ),
+      ],
+    },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const { application } = ownApplication(request);
+      if (!(await deleteClient(db, application.id, webAct(web, request, user)))) return notFound(reply);
+      request.log.info({ userId: user.userId, clientId: application.id }, 'application deleted');
+      return reply.redirect('/applications?deleted=1', 303);
+    },
+  );
+}
+
+/** A refusal's message as a sentence on the page. */
+const capital = (message: string): string => `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;

@@ -1,0 +1,179 @@
+// One token's actions: revoke it, or regenerate it (a new secret and id in its place, in sudo mode), each
+// behind a confirmation page.
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { TOKEN_PRIVILEGE_DESCRIPTIONS, type TokenPrivilegeName } from '../../auth/privileges.ts';
+import { inSudoMode } from '../../auth/sessions.ts';
+import { TokenCapReached } from '../../auth/mint.ts';
+import { withEvents } from '../../auth/security-log.ts';
+import { messagePage, sendAccountPage } from '../../web/account-pages.ts';
+import { sudoForm } from '../../web/forms.ts';
+import { tokenIdParams } from './forms.ts';
+import { requireSession, requireSudo, signedInUser } from '../../web/hooks.ts';
+import { keepForReveal } from '../../web/reveal.ts';
+import { csrfToken, webAct } from '../../web/session.ts';
+import { deletePublicTokenOfUser, type PageToken } from '../repository.ts';
+import { regenerateToken } from '../regenerate.ts';
+import {
+  TOKENS_SESSION,
+  noSuchToken,
+  ownToken,
+  parseTokenId,
+  revealOwner,
+  rowView,
+  tooManyMade,
+} from './context.ts';
+import { regeneratePage, revokePage } from './token-actions-view.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the user's own token a token action's path names (`loadOwnToken`) */
+    ownToken: PageToken | null;
+  }
+}
+
+const describePrivilege = (name: string): string =>
+  Object.hasOwn(TOKEN_PRIVILEGE_DESCRIPTIONS, name)
+    ? TOKEN_PRIVILEGE_DESCRIPTIONS[name as TokenPrivilegeName].full
+    : name;
+
+export async function tokenActionRoutes(untyped: FastifyInstance): Promise<void> {
+  const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
+  const { store, lastUsed, metrics, config, tokenCreation } = app.tokend;
+  const web = app.web;
+  app.decorateRequest('ownToken', null);
+  const signedIn = requireSession(TOKENS_SESSION);
+
+  /** Loads the signed-in user's live token the path's id names; otherwise the page says there is none. */
+  const loadOwnToken: preHandlerAsyncHookHandler = async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const token = await ownToken(store.db, signedInUser(request), id, request.now);
+    if (!token) return noSuchToken(reply);
+    request.ownToken = token;
+  };
+  const theToken = (request: FastifyRequest): PageToken => {
+    if (request.ownToken === null) throw new Error('a token action without loadOwnToken');
+    return request.ownToken;
+  };
+
+  app.get(
+    '/tokens/:id/revoke',
+    { schema: { hide: true, params: tokenIdParams }, preHandler: [signedIn, loadOwnToken] },
+    async (request, reply) =>
+      sendAccountPage(
+        reply,
+        200,
+        'Revoke token',
+        revokePage({
+          csrf: csrfToken(request, reply),
+          token: rowView(lastUsed, theToken(request)),
+          now: request.now,
+          describe: describePrivilege,
+        }),
+      ),
+  );
+
+  app.post(
+    '/tokens/:id/revoke',
+    { schema: { hide: true, params: tokenIdParams }, preHandler: [app.csrfProtection, signedIn] },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const id = parseTokenId(request.params.id);
+      const deleted =
+        id !== undefined &&
+        (await deletePublicTokenOfUser(store.db, user.userId, id, webAct(web, request, user), 'page'));
+      if (!deleted || id === undefined) return noSuchToken(reply);
+      lastUsed.forget(id);
+      return reply.redirect('/tokens?revoked=1', 303);
+    },
+  );
+
+  /** The regeneration's confirmation page (again with an error, after a refused password). */
+  const showRegenerate = (request: FastifyRequest, reply: FastifyReply, status: number, error?: string) =>
+    sendAccountPage(
+      reply,
+      status,
+      'Regenerate token',
+      regeneratePage({
+        csrf: csrfToken(request, reply),
+        token: rowView(lastUsed, theToken(request)),
+        now: request.now,
+        describe: describePrivilege,
+        needsPassword:
+          error !== undefined || !inSudoMode(signedInUser(request), request.now, config.sudoWindowS),
+        ...(error === undefined ? {} : { error }),
+      }),
+    );
+
+  app.get(
+    '/tokens/:id/regenerate',
+    { schema: { hide: true, params: tokenIdParams }, preHandler: [signedIn, loadOwnToken] },
+    async (request, reply) => showRegenerate(request, reply, 200),
+  );
+
+  app.post(
+    '/tokens/:id/regenerate',
+    {
+      schema: { hide: true, params: tokenIdParams, body: sudoForm },
+      // Sudo mode, as for creating a token: the new secret is a new credential.
+      preHandler: [
+        app.csrfProtection,
+        signedIn,
+        loadOwnToken,
+        requireSudo({
+          home: TOKENS_SESSION.home,
+          refuse: (request, reply, refusal) =>
+            showRegenerate(
+              request,
+              reply,
+              refusal.status,
+              refusal.error ?? 'Enter your password to regenerate the token.',
+            ),
+        }),
+      ],
+    },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const old = theToken(request);
+      const waitForCreation = await tokenCreation.admit(user.userId);
+      if (waitForCreation !== undefined) return tooManyMade(reply, 'Regenerate token', waitForCreation);
+      const now = request.now;
+      let regenerated: Awaited<ReturnType<typeof regenerateToken>>;
+      try {
+        const act = webAct(web, request, user, now);
+        regenerated = await withEvents(store.db, act, async (trx) => {
+          const done = await regenerateToken(trx, {
+            layout: store.layout,
+            userId: user.userId,
+            tokenId: old.id,
+            now,
+            cap: config.tokensPerUserMax,
+            act,
+          });
+          if (done)
+            await keepForReveal(trx, revealOwner(request, user), done.token.id, done.token.secret, now);
+          return done;
+        });
+      } catch (err) {
+        if (!(err instanceof TokenCapReached)) throw err;
+        return sendAccountPage(
+          reply,
+          409,
+          'Regenerate token',
+          messagePage(
+            'Too many tokens',
+            `You hold more tokens than allowed (${err.max}). Revoke some before regenerating one.`,
+          ),
+        );
+      }
+      if (!regenerated) return noSuchToken(reply);
+      lastUsed.forget(regenerated.replaced);
+      metrics.tokensCreated.inc({ via: 'web' });
+      request.log.info(
+        { userId: user.userId, replaced: regenerated.replaced, tokenId: regenerated.token.id },
+        'token regenerated',
+      );
+      return reply.redirect(`/tokens?created=${regenerated.token.id}`, 303);
+    },
+  );
+}
