@@ -4,7 +4,7 @@
 // open. The SQL that differs between the dialects is written in sql-dialect.ts, and nowhere else.
 import type { DatabaseConfig } from '../config.ts';
 import type { Db, PoolName, PoolStats } from './types.ts';
-import { migrateToLatest, pendingMigrations, type MigrationChain } from './migrations.ts';
+import { migrateToLatest, pendingMigrations, type MigrationChain } from './migrator.ts';
 import {
   IN_PLACE_MIGRATION_LOCK_TABLE,
   IN_PLACE_MIGRATION_TABLE,

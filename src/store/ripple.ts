@@ -40,7 +40,8 @@ import {
 } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Database } from './schema.ts';
-import { MIGRATIONS, securityLogTable, type MigrationFactory } from './migrations.ts';
+import { MIGRATIONS, type MigrationFactory } from './migrations/index.ts';
+import { securityLogTable } from './migrations/0018_security_log.ts';
 import { charsetHolds } from './charsets.ts';
 
 /** Every table of tokend's own in a family database is named with this prefix (views included). */

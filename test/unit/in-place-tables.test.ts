@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.ts';
-import { MIGRATIONS } from '../../src/store/migrations.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import {
   COVERED_BY_FAMILY_CHANGES,
   OWN_TABLE_MIGRATIONS,
