@@ -4,7 +4,8 @@
 // here, for every route (src/http/bearer-challenge.ts).
 import fp from 'fastify-plugin';
 import type { preHandlerHookHandler } from 'fastify';
-import type { CredentialCore, Identity } from '../auth/credentials.ts';
+import type { CredentialCore } from '../auth/credentials.ts';
+import type { Identity } from '../auth/identity.ts';
 import { readCredential } from './credentials.ts';
 import { sendEnvelope } from './envelope.ts';
 import { UNKNOWN_BEARER, challenge } from './bearer-challenge.ts';

@@ -15,7 +15,7 @@ import type {
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { sendEnvelope } from '../http/envelope.ts';
 import { refuseAccessToken, refuseApplicationToken } from '../http/bearer-challenge.ts';
-import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/credentials.ts';
+import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/identity.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';

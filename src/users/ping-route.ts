@@ -1,5 +1,5 @@
 // GET /v1/ping: who the request acts for, with effective and user privileges (user 0: nobody).
-import { NO_IDENTITY } from '../auth/credentials.ts';
+import { NO_IDENTITY } from '../auth/identity.ts';
 import type { FastifyInstance } from 'fastify';
 import { sendEnvelope } from '../http/envelope.ts';
 import { tokenPrivilegeNames, userPrivilegeNames } from '../auth/privileges.ts';
