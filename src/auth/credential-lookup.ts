@@ -201,7 +201,7 @@ export function credentialLookup(
     // never works again, even if the password is later set back to the same hash. A session from before
     // the fingerprint was recorded (null) lasts until it expires. A failed delete leaves the row refused.
     const live = found.map((row) => {
-      if (!row || row.password_fingerprint === null || Number(row.session) !== 1) return row;
+      if (!row || row.password_fingerprint === null || row.session !== 1) return row;
       if (row.password_fingerprint === passwordFingerprint(row.password_hash)) return row;
       const fingerprint = row.password_fingerprint;
       writes.push(endSessionOfOldPassword(store.db, row.id, fingerprint).catch(() => undefined));

@@ -70,43 +70,41 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
     };
   };
   const fromBearer = (row: BearerRow): AccessTokenIdentity => {
-    const userPrivileges = Number(row.user_privileges);
     const client = {
       id: row.client_id,
       name: row.client_name,
       owner_id: row.client_owner_id,
       avatar: row.client_avatar,
     };
-    const createdAt = Number(row.created_at);
     if (row.user_id === null)
       return {
         kind: 'client',
         tokenId: row.id,
         privileges: 0,
         scope: row.scope,
-        created: rfc3339(createdAt),
-        createdAt,
-        expiresAt: Number(row.expires_at),
+        created: rfc3339(row.created_at),
+        createdAt: row.created_at,
+        expiresAt: row.expires_at,
         client,
-        ownerBanned: isBanned(Number(row.client_owner_privileges)),
+        ownerBanned: isBanned(row.client_owner_privileges),
       };
     return {
       kind: 'bearer',
       tokenId: row.id,
       userId: row.user_id,
       username: row.username,
-      userPrivileges,
+      userPrivileges: row.user_privileges,
       privileges: bearerPrivileges(
         bearerTokens.scopePrivileges(row.scope),
-        userPrivileges,
-        Number(row.client_owner_privileges),
+        row.user_privileges,
+        row.client_owner_privileges,
       ),
       scope: row.scope,
-      created: rfc3339(createdAt),
-      createdAt,
-      expiresAt: Number(row.expires_at),
+      created: rfc3339(row.created_at),
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
       client,
-      ownerBanned: isBanned(Number(row.client_owner_privileges)),
+      ownerBanned: isBanned(row.client_owner_privileges),
     };
   };
   const byToken = (secret: string, address: string | undefined): Promise<Identity> =>
@@ -126,14 +124,14 @@ export function credentialCore({ store, clock, lastUsed, bearerTokens }: Credent
       const row = await lookup.token(secret);
       // A session is a row tokend's sign-in made, found by its SHA-256 hash: never an MD5-form row, whatever
       // its columns say (a family row is hanayo's sign-in, not tokend's).
-      if (!row || Number(row.session) !== 1 || row.md5Form) return undefined;
+      if (!row || row.session !== 1 || row.md5Form) return undefined;
       return {
         id: row.id,
         userId: row.user_id,
         username: row.username,
-        userPrivileges: Number(row.user_privileges),
-        passwordAt: row.password_at === null ? null : Number(row.password_at),
-        signedInAt: row.created_at === null ? null : Number(row.created_at),
+        userPrivileges: row.user_privileges,
+        passwordAt: row.password_at,
+        signedInAt: row.created_at,
       };
     },
     async bearer(secret) {

@@ -60,10 +60,10 @@ export async function listClientRowsOfOwner(db: Db, ownerId: number): Promise<Cl
 export async function countClientsOfOwner(db: Db, ownerId: number): Promise<number> {
   const row = await db
     .selectFrom('oauth_clients')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('owner_id', '=', ownerId)
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 /** Whether the owner has a client whose name compares as `nameKey`, other than `except`. */
@@ -114,11 +114,11 @@ export async function consentCounts(db: Db, clientIds: readonly string[]): Promi
   if (clientIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('oauth_consents')
-    .select((eb) => ['client_id', eb.fn.countAll<number | string>().as('n')])
+    .select((eb) => ['client_id', eb.fn.countAll<number>().as('n')])
     .where('client_id', 'in', clientIds)
     .groupBy('client_id')
     .execute();
-  return new Map(rows.map((r) => [r.client_id, Number(r.n)]));
+  return new Map(rows.map((r) => [r.client_id, r.n]));
 }
 
 /** Deletes the client row (what it granted is ended first: src/oauth/applications.ts `endApplication`). */
@@ -410,7 +410,7 @@ export async function saveConsent(
 /** True when the user is banned or gone: no grant may act for them. */
 export async function ownerIsBanned(db: Db, userId: number): Promise<boolean> {
   const owner = await findUserById(db, userId);
-  return owner === undefined || isBanned(Number(owner.privileges));
+  return owner === undefined || isBanned(owner.privileges);
 }
 
 // ---- housekeeping

@@ -402,7 +402,7 @@ export async function importRipple(
             .select(['id', 'privileges'])
             .where('id', 'in', [...new Set(candidates.map((t) => t.user_id))])
             .execute()
-        ).map((u) => [u.id, Number(u.privileges)]),
+        ).map((u) => [u.id, u.privileges]),
       );
       // One read per table for both checks: the rows holding one of these ids or one of these hashes.
       const hashes = candidates.map((t) => t.token_hash);

@@ -60,7 +60,7 @@ export async function handle(
     scope = formatScope(asked);
   }
 
-  const authTime = row.auth_time === null ? null : Number(row.auth_time);
+  const authTime = row.auth_time;
   const grant = { clientId: client.id, userId: row.user_id, scope, family: row.family, authTime };
   const issued = await deps.db
     .transaction()
