@@ -343,9 +343,6 @@ export async function listEvents(db: Db, query: EventQuery): Promise<LoggedEvent
   return q.orderBy('id', 'desc').limit(query.limit).execute();
 }
 
-/** SECURITY_LOG_DAYS: events older than this many days are deleted by the periodic sweep. */
-export const DEFAULT_SECURITY_LOG_DAYS = 90;
-
 /** Deletes the events older than `days` days before `now`, in short statements; returns how many. */
 export function deleteOldEvents(db: Db, now: number, days: number): Promise<number> {
   const before = now - days * 86_400;
