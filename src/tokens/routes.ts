@@ -16,6 +16,7 @@ import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-
 import { sendEnvelope } from '../http/envelope.ts';
 import { refuseAccessToken, refuseApplicationToken } from '../http/bearer-challenge.ts';
 import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/identity.ts';
+import { scopeGrants } from '../auth/scope.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
@@ -49,7 +50,6 @@ type Handler<Schema extends FastifySchema> = RouteHandlerMethod<
 
 /** The OAuth scope a bearer token needs to list the user's API tokens. */
 export const LIST_TOKENS_SCOPE = 'read_confidential';
-const hasScope = (granted: string, scope: string): boolean => granted.split(' ').includes(scope);
 
 export const FIX_PRIVILEGES_NEEDS = TokenPrivilege.ManageUser | TokenPrivilege.APIMeta;
 /**
@@ -203,7 +203,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
     if (identity.kind === 'none')
       return sendEnvelope(reply, 401, 'No credential was given, or it matches no token.');
     if (identity.kind === 'client') return refuseApplicationToken(reply, identity, 'list tokens');
-    if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
+    if (identity.kind === 'bearer' && !scopeGrants(identity.scope, LIST_TOKENS_SCOPE))
       return refuseAccessToken(
         reply,
         identity,

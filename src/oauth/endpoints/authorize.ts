@@ -38,6 +38,7 @@ import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleParam, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
+import { scopeNames } from '../../auth/scope.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
 
@@ -205,7 +206,7 @@ async function alreadyApproved(
   authz: AuthorizationRequest,
 ): Promise<boolean> {
   const approved = await findConsentScope(deps.db, user.userId, authz.client.id);
-  return approved !== undefined && scopeCovers(approved.split(' ').filter(Boolean), authz.scopes);
+  return approved !== undefined && scopeCovers(scopeNames(approved), authz.scopes);
 }
 
 async function showConsent(
@@ -302,7 +303,7 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
         return await showConsent(deps, request, reply, authz, user, params, now, status, error);
       }
       const earlier = (await findConsentScope(deps.db, user.userId, authz.client.id)) ?? '';
-      const approved = new Set([...earlier.split(' ').filter(Boolean), ...authz.scopes]);
+      const approved = new Set([...scopeNames(earlier), ...authz.scopes]);
       await saveConsent(
         deps.db,
         {
