@@ -28,7 +28,7 @@ const SHIPPED: Readonly<Record<string, string>> = {
   '0015_oauth_code_attempts.ts': '92bc23e69b64828d345f05595c818ae52e9e170996d1959b0257334f0312573f',
   '0016_oauth_client_owners.ts': '8f47b7338e7c80b0be0ec1dcd9ba1fdf24a0e25ee28e55d11284fdcf7ba8f949',
   '0017_client_credentials.ts': '4654860137d9eaabf6c4bdb1821e5f8f1b88eef5427b481b4bc8e963da79f699',
-  '0018_security_log.ts': '3d73aa9a44968aaf49ff7d5589926519d037f60ec26d93e149f846fbba8680a6',
+  '0018_security_log.ts': '1dbc87ddb3915c53b615ad09ab7442c5077d4ae4a0c7ecc6d0feecd205a8ba17',
   '0019_session_password.ts': '46b97b2bcf5e796102038ca8ccbf9c538d3340a6ef15dd80248c2f0b9622507a',
   '0020_event_outbox.ts': 'df454ec4725cb351c27ecbcd1d251404d6884b267b592267a958f5674cb75e9c',
   '0021_security_log_bounds.ts': 'd3d271bad15d763c4f1954de59d7450d6f9613007e05bac16bd67e6ca6c44d3b',

@@ -7,7 +7,7 @@ import { build, body } from '../helpers/app.ts';
 import { cliHarness } from '../helpers/cli.ts';
 import type { RowDataPacket } from 'mysql2/promise';
 import { MIGRATIONS } from '../../src/store/migrations/index.ts';
-import { IN_PLACE_MIGRATIONS } from '../../src/store/ripple.ts';
+import { IN_PLACE_MIGRATIONS } from '../../src/store/in-place-migrations.ts';
 
 for (const dialect of DIALECTS.filter((d) => d !== 'ripple')) {
   describe(`usernames [${dialect}]`, () => {

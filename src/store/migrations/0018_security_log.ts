@@ -1,6 +1,6 @@
 import { autoId, type AnyDb, type MigrationFactory } from './kit.ts';
 
-/** The security log's table alone: what the in-place mode runs of 0018 (src/store/ripple.ts). */
+/** The security log's table alone: what the in-place mode runs of 0018 (src/store/in-place-migrations.ts). */
 export const securityLogTable: MigrationFactory = (dialect) => ({
   async up(db: AnyDb) {
     await db.schema
