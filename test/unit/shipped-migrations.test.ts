@@ -1,11 +1,17 @@
 // A migration that shipped has run on databases that will never run it again: editing it would leave
 // them and new databases with different schemas. This test holds each shipped migration's text (and the
-// kit they share) to the SHA-256 it had when it shipped, and the list to the folder's files in order.
+// kit they share) to the SHA-256 it had when it shipped, the list to the folder's files in order, and the
+// in-place mode's own statements likewise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { MIGRATIONS } from '../../src/store/migrations/index.ts';
+import {
+  FAMILY_CHANGES,
+  FAMILY_CHANGES_UNDONE,
+  OWN_TABLES_CONVERTED,
+} from '../../src/store/in-place-migrations.ts';
 
 const FOLDER = new URL('../../src/store/migrations/', import.meta.url);
 
@@ -76,4 +82,29 @@ test('MIGRATIONS lists every migration file once, in the order of their names', 
     migrationFiles(),
     'each file in src/store/migrations/ named NNNN_name.ts is one migration, listed under its file name',
   );
+});
+
+test("the in-place mode's own migrations (0000 and 0019 in place) run the statements they shipped with", () => {
+  // What FAMILY_CHANGES runs on a family's tables is shown by `tokend migrate --dry-run` and undone by
+  // FAMILY_CHANGES_UNDONE as documented: a database migrated in place keeps what it was given.
+  const shipped: ReadonlyArray<readonly [string, readonly string[], string]> = [
+    ['FAMILY_CHANGES', FAMILY_CHANGES, 'e1c44431558f984b75d15a58d13eca18b652cbd8589193e3dfbc80e43ea3befe'],
+    [
+      'FAMILY_CHANGES_UNDONE',
+      FAMILY_CHANGES_UNDONE,
+      'f144256ce687f3de6fad51991ff071bab31b70fa146c73e3888be795cb9f6093',
+    ],
+    [
+      'OWN_TABLES_CONVERTED',
+      OWN_TABLES_CONVERTED,
+      '9e038ca2f14d81da5bb9353a1cc680f6ffaab1a61844afdc5ca6e7745c1d1a94',
+    ],
+  ];
+  for (const [name, statements, sha256] of shipped)
+    assert.equal(
+      createHash('sha256').update(JSON.stringify(statements)).digest('hex'),
+      sha256,
+      `${name} (src/store/in-place-migrations.ts) differs from what its migration shipped with. A shipped ` +
+        'migration is never edited: add a new in-place migration that makes the change.',
+    );
 });
