@@ -13,7 +13,7 @@ import { openStore, type Db, type Dialect, type Store } from '../src/store/datab
 import { dialectOf } from '../src/store/sql-dialect.ts';
 import { TokenPrivilege, UserPrivilege } from '../src/auth/privileges.ts';
 import { md5Hex } from '../src/users/passwords.ts';
-import { hashTokenSecret } from '../src/auth/secret.ts';
+import { storedSecretHash } from '../src/auth/secret.ts';
 
 export interface SeedSpec {
   users: number;
@@ -147,8 +147,10 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
 
   // In place (DATABASE_SCHEMA=ripple) the rows go into the family's own tables, in its columns and
   // types, as its website writes a user (`salt` '', an email, the registration time: columns without a
-  // default): `user` as text, the token's SHA-256 in `token` as tokend writes it, the password as version 2.
+  // default): `user` as text, the token in `token` in the form the family and tokend both write a public
+  // API token there (the MD5 hex of its secret), the password as version 2.
   const family = store.layout.schema === 'ripple';
+  const storedHash = storedSecretHash(store.layout, { private: false });
   await insertBatches(
     db,
     dialect,
@@ -207,7 +209,7 @@ export async function seed(store: Store, spec: SeedSpec = DEFAULT_SPEC): Promise
         family ? String(owner) : owner,
         privileges,
         `bench ${id}`,
-        hashTokenSecret(benchSecret(id)),
+        storedHash(benchSecret(id)),
         0,
         now,
       ];

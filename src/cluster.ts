@@ -6,6 +6,7 @@ import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
 import type { Config } from './config.ts';
 import { migrateDatabase } from './store/database.ts';
+import { whenNpmParentExits } from './parent-exit.ts';
 
 /** Longest the primary waits for its workers to drain (a worker gives itself 10 s). */
 const DRAIN_DEADLINE_MS = 15_000;
@@ -90,6 +91,7 @@ export async function runPrimary(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  whenNpmParentExits(() => shutdown('SIGTERM'));
 
   log.info({ workers: config.workers }, 'starting workers');
   for (let i = 0; i < config.workers; i++) fork();

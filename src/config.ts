@@ -166,6 +166,13 @@ export function parseDatabaseUrl(raw: string): DatabaseConfig {
   }
   if (/^postgres(ql)?:\/\//.test(raw)) return { kind: 'postgres', url: raw };
   if (/^(mysql|mariadb):\/\//.test(raw)) return { kind: 'mysql', url: raw.replace(/^mariadb:/, 'mysql:') };
+  // A bare file path (no scheme at all) is most likely a SQLite file given without its `sqlite:`. Such a
+  // value holds no password form (user:pass@), so it is safe to repeat.
+  if (raw !== '' && !raw.includes(':'))
+    throw new ConfigError(
+      'DATABASE_URL',
+      `${JSON.stringify(raw)} has no scheme: did you mean sqlite:${raw}? (or postgres://… or mysql://…)`,
+    );
   const scheme = raw.includes(':') ? raw.slice(0, raw.indexOf(':')) : raw;
   throw new ConfigError(
     'DATABASE_URL',
@@ -251,6 +258,12 @@ export const SIGNING_KEY_SECRET_MIN = 32;
 
 function parseSigningKeySecrets(raw: string | undefined): string[] {
   const secrets = (raw ?? '').split(/\s+/).filter((s) => s !== '');
+  // Set to blanks, it would read as unset, and the keys would be stored unencrypted without a word.
+  if (raw !== undefined && raw !== '' && secrets.length === 0)
+    throw new ConfigError(
+      'SIGNING_KEY_SECRET',
+      'holds only spaces: set the secret (e.g. openssl rand -base64 32), or leave it unset to store the keys unencrypted',
+    );
   for (const [i, secret] of secrets.entries())
     if (secret.length < SIGNING_KEY_SECRET_MIN)
       // The secret itself is never repeated in a message.

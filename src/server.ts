@@ -8,6 +8,7 @@ import { buildApp } from './app.ts';
 import { flushLog } from './http/logging.ts';
 import { isClusterPrimary, runPrimary } from './cluster.ts';
 import { drain } from './health/drain.ts';
+import { whenNpmParentExits } from './parent-exit.ts';
 import { redactDatabaseUrl } from './store/open-errors.ts';
 import { databaseSchemaOf } from './store/layout.ts';
 import { hasAnyUser } from './users/repository.ts';
@@ -52,6 +53,8 @@ export async function serve(config: Config): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  // A worker's parent is the cluster's primary, which watches for itself.
+  if (!cluster.isWorker) whenNpmParentExits(() => shutdown('npm exited'));
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {

@@ -1,8 +1,11 @@
-// The README's examples, as written: every `$` command of its `console` blocks, taken from the markdown
-// itself, runs in order in one bash session (so TOKEN and the other variables carry over) against a fresh
-// tokend on a fresh SQLite file and a free port, with B (the API's address) and DATABASE_URL set as a
-// reader's shell would have them. Each answer must be the one the README shows under the command, with
-// secrets, times and Retry-After's seconds masked on both sides; a line "…" in the README stands for any
+// The examples of the README and of the guides that go on from its tour, as written: every `$` command of
+// their `console` blocks, taken from the markdown itself, runs in order in one bash session (so TOKEN and
+// the other variables carry over) against one fresh tokend on a fresh SQLite file and a free port, with B
+// (the API's address) and DATABASE_URL set as a reader's shell would have them. The files run in the order
+// of EXAMPLE_FILES, each continuing the state the one before left: the README's five-minute tour makes
+// alice, docs/api.md goes on with the API (more users, tokens 2 to 9), and docs/cli.md with the tokend
+// command (tokens from 10 on). Each answer must be the one the file shows under the command, with
+// secrets, times and Retry-After's seconds masked on both sides; a line "…" in a file stands for any
 // lines, and "…" within a line for any text.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,19 +18,21 @@ import { IN_CI } from './helpers/dialects.ts';
 import { startTokend } from './helpers/real-server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+/** The files whose examples run, in this order, on one tokend: each goes on from the state the one before left. */
+const EXAMPLE_FILES = ['README.md', 'docs/api.md', 'docs/cli.md'];
 
 interface Example {
   /** The command as typed, continuation lines included. */
   command: string;
-  /** The lines the README shows under it. */
+  /** The lines the file shows under it. */
   answer: string[];
-  /** Where it is, for messages: the README's line number. */
+  /** Where it is, for messages: the file and its line number. */
+  file: string;
   line: number;
 }
 
-/** Every `$` command of the README's console blocks, in order, with the answer shown under it. */
-function examples(markdown: string): Example[] {
+/** Every `$` command of a file's console blocks, in order, with the answer shown under it. */
+function examples(file: string, markdown: string): Example[] {
   const found: Example[] = [];
   const lines = markdown.split('\n');
   /** The indentation of the console block we are in (a block in a list item is indented), or -1. */
@@ -44,7 +49,7 @@ function examples(markdown: string): Example[] {
       indent = -1;
       current = undefined;
     } else if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), answer: [], line: i + 1 };
+      current = { command: line.slice(2), answer: [], file, line: i + 1 };
       // A line ending in a backslash goes on on the next one, as in the shell.
       while (current.command.endsWith('\\') && i + 1 < lines.length) current.command += `\n${lines[++i]}`;
       found.push(current);
@@ -61,7 +66,7 @@ const mask = (text: string): string =>
     .replace(/\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b/g, '<date-time>')
     .replace(/^(retry-after): \d+$/gim, '$1: <seconds>');
 
-/** Whether `actual` (lines) is what the README shows, "…" lines and "…" within lines included. */
+/** Whether `actual` (lines) is what the file shows, "…" lines and "…" within lines included. */
 function matches(shown: string[], actual: string): boolean {
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const pattern = shown
@@ -79,10 +84,14 @@ const missing = ['bash', 'curl', 'jq'].filter(
 const skip =
   missing.length === 0 || IN_CI ? false : `the examples need ${missing.join(', ')} (apt-get install …)`;
 
-describe("the README's examples", () => {
+describe("the README's examples, and those of the guides that go on from it", () => {
   it('run in order against a fresh tokend and answer as shown', { skip, timeout: 300_000 }, async (t) => {
     assert.deepEqual(missing, [], 'bash, curl and jq');
-    const found = examples(README);
+    const found = EXAMPLE_FILES.flatMap((file) => {
+      const inFile = examples(file, readFileSync(join(ROOT, file), 'utf8'));
+      assert.ok(inFile.length > 0, `${file} has no console example`);
+      return inFile;
+    });
     assert.ok(found.length > 40, `found only ${found.length} examples`);
 
     const dir = mkdtempSync(join(tmpdir(), 'tokend-readme-'));
@@ -126,12 +135,12 @@ describe("the README's examples", () => {
     let rest = output.replace(/\r\n/g, '\n');
     found.forEach((example, n) => {
       const end = rest.indexOf(`\n${mark(n)}\n`);
-      assert.ok(end >= 0, `README.md:${example.line}: no end of its answer (the shell stopped?)`);
+      assert.ok(end >= 0, `${example.file}:${example.line}: no end of its answer (the shell stopped?)`);
       const actual = rest.slice(0, end);
       rest = rest.slice(end + mark(n).length + 2);
       if (!matches(example.answer, actual))
         mismatches.push(
-          `README.md:${example.line}: $ ${example.command}\n` +
+          `${example.file}:${example.line}: $ ${example.command}\n` +
             `--- shown\n${example.answer.join('\n')}\n--- answered\n${actual}`,
         );
     });

@@ -19,6 +19,7 @@ export const EVENT_KINDS = {
   'sudo.confirmed': 'Password confirmed',
   'token.created': 'Token created',
   'token.revoked': 'Token revoked',
+  'token.edited': 'Token edited',
   'session.ended': 'Signed out',
   'app.authorized': 'Application authorized',
   'app.withdrawn': 'Application access withdrawn',
@@ -41,6 +42,7 @@ export const isEventKind = (value: string): value is EventKind => Object.hasOwn(
 /** The kinds that end a credential or change what one may do: published on the events channel too. */
 const PUBLISHED: ReadonlySet<EventKind> = new Set<EventKind>([
   'token.revoked',
+  'token.edited',
   'session.ended',
   'app.withdrawn',
   'grant.revoked',

@@ -26,7 +26,7 @@ export const PASSWORD_OPTIONS: Record<string, OptionSpec> = {
 /**
  * The password: `--password-stdin` (or `--password -`) reads standard input minus one trailing newline;
  * `--password P` takes it from the command line (visible in the process list); with neither, a terminal
- * is asked without echo.
+ * is asked without echo, twice (every caller sets a new password).
  */
 export async function readPassword(args: Args, ctx: Context): Promise<string> {
   const given = args.optionalString('password');
@@ -36,8 +36,15 @@ export async function readPassword(args: Args, ctx: Context): Promise<string> {
   let password: string;
   if (fromStdin || given === '-') password = (await ctx.readStdin()).replace(/\r?\n$/, '');
   else if (given !== undefined) password = given;
-  else if (ctx.askHidden) password = await ctx.askHidden('Password: ');
-  else
+  else if (ctx.askHidden) {
+    // A new password typed unseen is asked twice, so a typo does not become the password.
+    password = await ctx.askHidden('Password: ');
+    if (password !== '' && (await ctx.askHidden('Password again: ')) !== password)
+      throw new CliError(
+        'the two passwords typed differ: nothing was changed; run the command again',
+        args.command,
+      );
+  } else
     throw new CliError(
       'no password: pass --password-stdin and write it to standard input (or --password P, which other users can see in `ps`)',
       args.command,

@@ -58,7 +58,7 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
     name: PROGRAM,
     summary: 'tokend: the token service of the v1 user-account API, and its administration commands',
     description:
-      'Configuration comes from the environment (DATABASE_URL, PORT, BCRYPT_COST, …; see README.md).',
+      'Configuration comes from the environment (DATABASE_URL, PORT, BCRYPT_COST, …; see docs/configuration.md).',
     subcommands: commands,
   };
   const resources: Resources = { store: undefined };
@@ -74,10 +74,17 @@ export async function runCli(commands: Command[], argv: string[], io: Io): Promi
   }
 }
 
+/**
+ * The command as the user can run it again: through npm in a checkout (`npm run tokend -- …`, which sets
+ * npm_lifecycle_event to the script's name), else `tokend`.
+ */
+export const invokedAs = (env: Readonly<Record<string, string | undefined>>): string =>
+  env.npm_lifecycle_event === 'tokend' ? 'npm run tokend --' : PROGRAM;
+
 /** Writes the error on stderr, as text or as one JSON object, and returns the exit code. */
 function reportError(err: unknown, json: boolean, io: Io): number {
   const usage = err instanceof CliError && err.helpFor !== undefined;
-  const help = usage ? `${[PROGRAM, err.helpFor].join(' ').trim()} --help` : undefined;
+  const help = usage ? `${[invokedAs(io.env), err.helpFor].join(' ').trim()} --help` : undefined;
   const code: ErrorCode = usage ? 'usage' : failureCode(err);
   const message = describeError(err);
   if (json)

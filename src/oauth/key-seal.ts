@@ -74,6 +74,9 @@ export class KeySeal {
   }
 }
 
+/** Whether a stored private key is sealed (not plain). */
+export const isSealed = (stored: string): boolean => stored.startsWith(PREFIX);
+
 /** The stored keys cannot be opened with SIGNING_KEY_SECRET as set. */
 export class SigningKeySealError extends Error {
   override readonly name = 'SigningKeySealError';

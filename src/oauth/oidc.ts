@@ -72,6 +72,15 @@ export function idTokenClaims(
 }
 
 /**
+ * Before a grant spends what it exchanges (a code, a device code, a refresh token): when its scope grants
+ * `openid`, that an id_token can be signed now, so that a signing failure (a SIGNING_KEY_SECRET that does
+ * not open the current key) answers server_error with the code or refresh token still good for a retry.
+ */
+export async function readyToSign(keys: SigningKeys, scope: string): Promise<void> {
+  if (grantsOpenId(scope)) await keys.canSign();
+}
+
+/**
  * The token response with an id_token added when its scope grants `openid` (and as it was otherwise). The
  * user is read as stored now (the username of preferred_username).
  */
@@ -86,4 +95,32 @@ export async function withIdToken(
   if (!user) return response;
   const claims = idTokenClaims(facts, user, response);
   return { ...response, id_token: await keys.sign(claims) };
+}
+
+/**
+ * The user an id_token_hint names (its `sub`), when the hint is an id_token this server signed for this
+ * client: its signature by a key the JWKS publishes now, its issuer and its audience. An expired one is
+ * still a hint (OpenID Connect Core §3.1.2.1). Undefined for anything else.
+ */
+export async function hintedSubject(
+  keys: SigningKeys,
+  hint: string,
+  expected: { issuer: string; clientId: string },
+): Promise<string | undefined> {
+  const { compactVerify, createLocalJWKSet } = await import('jose');
+  try {
+    const { payload } = await compactVerify(hint, createLocalJWKSet(await keys.jwks()), {
+      algorithms: ['RS256'],
+    });
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as {
+      iss?: unknown;
+      aud?: unknown;
+      sub?: unknown;
+    };
+    const audience = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    if (claims.iss !== expected.issuer || !audience.includes(expected.clientId)) return undefined;
+    return typeof claims.sub === 'string' ? claims.sub : undefined;
+  } catch {
+    return undefined;
+  }
 }

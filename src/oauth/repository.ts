@@ -8,6 +8,8 @@ import { canMatchText } from '../store/text.ts';
 import { isBanned } from '../auth/privileges.ts';
 import { expiredAt } from '../auth/live.ts';
 import { findUserById } from '../users/repository.ts';
+import { scopeNames } from '../auth/scope.ts';
+import { formatScope } from './scopes.ts';
 import type {
   OAuthAccessTokenTable,
   OAuthClientTable,
@@ -390,19 +392,47 @@ export async function saveConsent(
   consent: { userId: number; clientId: string; scope: string },
   act: Act,
 ): Promise<void> {
-  await upsert(
-    db,
-    'oauth_consents',
-    { user_id: consent.userId, client_id: consent.clientId, scope: consent.scope, updated_at: act.at },
-    ['user_id', 'client_id'],
-    { scope: consent.scope, updated_at: act.at },
-  );
+  await storeApproval(db, consent, act.at);
   await recordEvent(db, act, {
     userId: consent.userId,
     kind: 'app.authorized',
     clientId: consent.clientId,
     detail: consent.scope,
   });
+}
+
+/** Stores the user's approval of the application for `scope` (replacing an earlier one), as of `at`. */
+async function storeApproval(
+  db: Db,
+  approval: { userId: number; clientId: string; scope: string },
+  at: number,
+): Promise<void> {
+  await upsert(
+    db,
+    'oauth_consents',
+    { user_id: approval.userId, client_id: approval.clientId, scope: approval.scope, updated_at: at },
+    ['user_id', 'client_id'],
+    { scope: approval.scope, updated_at: at },
+  );
+}
+
+/**
+ * Adds `scopes` to what the user approved the application for (the device grant's approval on /device):
+ * the connected applications list then shows it as the user's approval, with what it may do, from the
+ * moment of the approval. The caller records its own event (device.approved).
+ */
+export async function addToApproval(
+  db: Db,
+  approval: { userId: number; clientId: string; scopes: readonly string[] },
+  at: number,
+): Promise<void> {
+  const earlier = (await findConsentScope(db, approval.userId, approval.clientId)) ?? '';
+  const scopes = new Set([...scopeNames(earlier), ...approval.scopes]);
+  await storeApproval(
+    db,
+    { userId: approval.userId, clientId: approval.clientId, scope: formatScope([...scopes]) },
+    at,
+  );
 }
 
 // ---- owners

@@ -17,7 +17,7 @@ import type { CryptoKey, JWK } from 'jose';
 import type { Db } from '../store/database.ts';
 import type { Clock } from '../auth/clock.ts';
 import { isUniqueViolation } from '../store/errors.ts';
-import { KeySeal } from './key-seal.ts';
+import { KeySeal, isSealed } from './key-seal.ts';
 
 export { SigningKeySealError } from './key-seal.ts';
 
@@ -207,21 +207,41 @@ export class SigningKeys {
   /**
    * Makes sure a key exists and that this instance can open the keys it would sign with (`tokend serve`
    * asks at start, so that a wrong or missing SIGNING_KEY_SECRET stops it there); a key sealed with an
-   * older secret of SIGNING_KEY_SECRET, or stored before a secret was set, is sealed again with the first.
+   * older secret of SIGNING_KEY_SECRET is sealed again with the first, and so are the keys stored before a
+   * secret was first set.
    */
   async ready(): Promise<void> {
     const rows = await this.rows(true);
     checkOpens(this.seal, rows);
+    // Plain keys are sealed when a secret is first set (every key then plain); once one is sealed, a
+    // plain one beside it was not stored by a tokend with the secret, and is left out (trusted()).
+    const firstSealing = !rows.some((r) => isSealed(r.private_jwk));
+    let resealed = 0;
     for (const row of rows) {
-      const resealed = this.seal.reseal(row.kid, row.private_jwk);
-      if (resealed !== undefined)
-        await this.db
-          .updateTable('oauth_signing_keys')
-          .set({ private_jwk: resealed })
-          .where('kid', '=', row.kid)
-          .where('private_jwk', '=', row.private_jwk)
-          .execute();
+      if (!isSealed(row.private_jwk) && !firstSealing) continue;
+      const sealed = this.seal.reseal(row.kid, row.private_jwk);
+      if (sealed === undefined) continue;
+      await this.db
+        .updateTable('oauth_signing_keys')
+        .set({ private_jwk: sealed })
+        .where('kid', '=', row.kid)
+        .where('private_jwk', '=', row.private_jwk)
+        .execute();
+      resealed++;
     }
+    // The keys as now stored: the ones just sealed are among those this process trusts (trusted()).
+    if (resealed > 0) await this.rows(true);
+  }
+
+  /**
+   * The keys this process publishes and signs with. With SIGNING_KEY_SECRET set, only sealed ones: every
+   * key tokend stores then is sealed (and `ready` sealed the older plain ones at start), so a plain key
+   * found later was not written by a tokend with the secret, say planted by someone who could write the
+   * table: it is neither published nor used, and the secret guards the keys' integrity, not only their
+   * secrecy.
+   */
+  private trusted(rows: readonly KeyRow[]): KeyRow[] {
+    return this.seal.sealing ? rows.filter((r) => isSealed(r.private_jwk)) : [...rows];
   }
 
   /** The rows as of at most KEYS_RELOAD_S ago; read now with `fresh`. One read at a time. */
@@ -257,7 +277,7 @@ export class SigningKeys {
 
   /** The public keys a client may meet in an id_token now (RFC 7517 JWK Set). */
   async jwks(): Promise<{ keys: JWK[] }> {
-    const rows = await this.rows();
+    const rows = this.trusted(await this.rows());
     const published = new Set(keyStates(rows, this.clock()).map((s) => s.kid));
     return {
       keys: rows.filter((r) => published.has(r.kid)).map((r) => JSON.parse(r.public_jwk) as JWK),
@@ -266,7 +286,7 @@ export class SigningKeys {
 
   /** The key that signs now. */
   private async signingKey(): Promise<SigningKey> {
-    const rows = await this.rows();
+    const rows = this.trusted(await this.rows());
     const current = keyStates(rows, this.clock()).find((s) => s.stage === 'current');
     const row = rows.find((r) => r.kid === current?.kid);
     if (!row) throw new Error('no signing key is current');
@@ -278,6 +298,15 @@ export class SigningKeys {
       this.opened.set(row.kid, key);
     }
     return { kid: row.kid, key: await key };
+  }
+
+  /**
+   * Throws what signing now would throw (no key this process can open: a SIGNING_KEY_SECRET that does not
+   * open the current key), and otherwise leaves the key opened for the signing to come. A grant asks
+   * before it spends its code or refresh token, so that such a failure leaves them to be presented again.
+   */
+  async canSign(): Promise<void> {
+    await this.signingKey();
   }
 
   /** A signed JWT of `claims` (RS256, with the current key's kid). */

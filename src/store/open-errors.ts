@@ -53,6 +53,35 @@ function urlParts(url: string): { server: string; user: string; database: string
   }
 }
 
+/** The well-known default ports of the servers an operator is likely to run beside tokend. */
+const DEFAULT_PORTS: ReadonlyMap<string, string> = new Map([
+  ['5432', 'PostgreSQL'],
+  ['3306', 'MySQL/MariaDB'],
+  ['6379', 'Redis'],
+]);
+
+/** The protocol DATABASE_URL's scheme asks the server to speak. */
+const kindOf = (url: string): string => (/^postgres(ql)?:/i.test(url) ? 'PostgreSQL' : 'MySQL/MariaDB');
+
+/**
+ * When the URL's port is the default port of another kind of server than its scheme names: a hint that
+ * the server there answered (or stayed silent) in another protocol. Empty otherwise.
+ */
+function otherServersPort(url: string): string {
+  let port: string;
+  try {
+    port = new URL(url).port;
+  } catch {
+    return '';
+  }
+  const there = DEFAULT_PORTS.get(port);
+  const wanted = kindOf(url);
+  return there === undefined || there === wanted
+    ? ''
+    : ` (port ${port} is ${there}'s default port: a ${there} server there never answers as ${wanted}; ` +
+        `${wanted}'s is ${[...DEFAULT_PORTS].find(([, kind]) => kind === wanted)?.[0]})`;
+}
+
 /** A server that accepted the connection and closed it without a word. */
 const closedAtOnce = (server: string): string =>
   `${server} accepted the connection and closed it before answering: is a database server of the kind ` +
@@ -100,11 +129,22 @@ export function connectionFailure(err: unknown, url: string, timeoutMs: number):
       return `the server is starting up or shutting down (${message}): try again in a moment`;
   }
   // pg, when the server closes the connection before its first answer.
-  if (/^Connection terminated unexpectedly$/i.test(message)) return closedAtOnce(server);
-  if (err instanceof DatabaseTimeoutError && err.waitedFor === 'connection')
-    return `no connection to ${server} within DB_TIMEOUT_MS (${timeoutMs} ms): is the server up and reachable?`;
-  if (/timeout exceeded when trying to connect|connection timeout/i.test(message))
-    return `no connection to ${server} within DB_TIMEOUT_MS (${timeoutMs} ms): is the server up and reachable?`;
+  if (/^Connection terminated unexpectedly$/i.test(message))
+    return closedAtOnce(server) + otherServersPort(url);
+  // pg, when what answered speaks another protocol (a MySQL/MariaDB server's greeting, say).
+  if (/unexpected \S+ message from backend|unknown message code|unexpected message/i.test(message))
+    return (
+      `${server} answered, but not in ${kindOf(url)}'s protocol (${message}): ` +
+      `is another kind of server listening there?${otherServersPort(url)}`
+    );
+  const noConnection =
+    (err instanceof DatabaseTimeoutError && err.waitedFor === 'connection') ||
+    /timeout exceeded when trying to connect|connection timeout/i.test(message);
+  if (noConnection)
+    return (
+      `no connection to ${server} within DB_TIMEOUT_MS (${timeoutMs} ms): is the server up and reachable?` +
+      otherServersPort(url)
+    );
   if (/client password must be a string|password authentication failed/i.test(message))
     return `the server wants a password for ${as} and DATABASE_URL gives none (or a wrong one): add it as user:password@`;
   return undefined;

@@ -5,6 +5,7 @@
 // login attempts first (of the address, or of the account it tries if more; Semaphore), so a flood from
 // many addresses cannot keep a quieter one out.
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type * as Bcrypt from '@node-rs/bcrypt';
 
 // The native addon is loaded by the first hash or verification (memory an idle server never needs);

@@ -164,7 +164,8 @@ export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promis
           const replaced = await sessionUser(deps, request);
           if (replaced) await endSession(deps.db, replaced, webAct(deps, request, replaced));
           setSessionCookie(request, reply, result.secret, SESSION_TTL_S);
-          return reply.redirect(next ?? '/login', 303);
+          // Without a page to go back to, the account's own page: the token page.
+          return reply.redirect(next ?? '/tokens', 303);
         }
       }
     },

@@ -13,7 +13,10 @@ import { cliHarness, jsonError, runCli, onlyJson } from '../helpers/cli.ts';
 const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** The README and the guides that show tokend commands, as one text. */
+const DOCS = ['README.md', 'docs/cli.md', 'docs/api.md', 'docs/oauth.md', 'docs/operations.md']
+  .map((file) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8'))
+  .join('\n');
 
 /** Every runnable command path with its declaration, from the registry main.ts dispatches through. */
 function leaves(commands: Command[], prefix: string[] = []): Array<[string[], LeafCommand]> {
@@ -163,12 +166,12 @@ describe('tokend: help text', { concurrency: 4 }, () => {
     assert.equal(r.stdout.match(/Every command takes --json/g)?.length, 1);
   });
 
-  /** Every `--privileges X` of a token or user command shown in --help or in the README. */
+  /** Every `--privileges X` of a token or user command shown in --help, in the README or in a guide. */
   function privilegeExamples(): Array<{ kind: 'token' | 'user'; line: string; value: string }> {
     const examples = LEAVES.flatMap(([, c]) => c.examples ?? []);
-    const readme = README.split('\n').filter((l) => /tokend .*(token|user) /.test(l));
+    const shown = DOCS.split('\n').filter((l) => /tokend .*(token|user) /.test(l));
     const out: Array<{ kind: 'token' | 'user'; line: string; value: string }> = [];
-    for (const line of [...examples, ...readme]) {
+    for (const line of [...examples, ...shown]) {
       const kind = /\btoken create\b/.test(line)
         ? 'token'
         : /\buser (create|set-privileges)\b/.test(line)
@@ -342,6 +345,15 @@ describe('tokend: usage errors', { concurrency: 4 }, () => {
     assert.match(r.stderr, /Run "tokend token create --help" for usage\./);
     const json = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope', '--json']);
     assert.equal(jsonError(json).help, 'tokend token create --help');
+  });
+
+  it('run through npm in a checkout, the hint is the command that runs there', async () => {
+    const npm = { env: { npm_lifecycle_event: 'tokend' } };
+    const r = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope'], npm);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /Run "npm run tokend -- token create --help" for usage\./);
+    const json = await runCli(['token', 'create', '--user', '1', '--privileges', 'nope', '--json'], npm);
+    assert.equal(jsonError(json).help, 'npm run tokend -- token create --help');
   });
 
   it('a failure is exit code 1, told apart from a usage mistake', async (t) => {

@@ -3,7 +3,7 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +35,51 @@ describe('tokend serve', () => {
     assert.equal(((await ping.json()) as { code: number }).code, 200);
     child.kill('SIGTERM');
     assert.equal(await exited, 0, listening.stderr());
+  });
+
+  it('started by npm, shuts down when npm has exited (npm passes no SIGTERM on)', async (t) => {
+    const h = await cliHarness(t);
+    // npm runs the script through `sh -c`; on SIGTERM npm and that shell exit, and tokend is orphaned.
+    const script = `'${process.execPath}' '${MAIN}' serve; true`;
+    const shell = spawn('sh', ['-c', script], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: h.database.url,
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        npm_lifecycle_event: 'start',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const shellExited = new Promise<number | null>((resolve) => shell.on('exit', (code) => resolve(code)));
+    // The output pipes close once every process holding them, tokend too, has exited.
+    const closed = new Promise<void>((resolve) => shell.on('close', () => resolve()));
+    let output = '';
+    shell.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const listening = listeningOrigin(shell, shellExited, START_LIMIT_MS);
+    const address = await listening.origin;
+    const pid = Number(/"pid":(\d+)/.exec(output)?.[1]);
+    t.after(() => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    });
+    assert.equal((await fetch(`${address}/api/v1/ping`)).status, 200);
+    shell.kill('SIGKILL');
+    await closed;
+    assert.match(output, /"signal":"npm exited","msg":"shutting down"/);
+    await assert.rejects(fetch(`${address}/api/v1/ping`), 'nothing serves on its port any more');
+    // Gone, or a zombie waiting for whatever adopted it to reap it: either way it has exited.
+    const exited = () => {
+      try {
+        return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') === true;
+      } catch {
+        return true;
+      }
+    };
+    assert.ok(await eventually(50, 100, async () => exited()), 'the tokend process has exited');
   });
 
   it('serve --help needs no server', async () => {

@@ -1,6 +1,6 @@
 // The environment variables src/config.ts reads, found in its source text: env.NAME, env['NAME'] and
-// helpers called as f(env, 'NAME', …). The README's table and the start-up's list of known names are
-// both held to it.
+// helpers called as f(env, 'NAME', …). The table of docs/configuration.md and the start-up's list of
+// known names are both held to it.
 import { readFileSync } from 'node:fs';
 
 export function configVariablesInSource(): string[] {

@@ -140,6 +140,49 @@ for (const dialect of DIALECTS) {
         assert.ok(kinds.includes('device.signed_in'), kinds.join());
       });
 
+    it('attack: an approved device is listed among the user’s applications at once, as approved by them, with what it may do', async (t) => {
+      let now = nowSeconds();
+      const { h, client, browser } = await setup(t, { public: true, clock: () => now });
+      const started = await start(h, client, 'write read_confidential');
+      const page = await browser.get('/device');
+      const confirm = await browser.post('/device', {
+        _csrf: csrfOf(page.body),
+        user_code: started.user_code,
+      });
+      assert.equal(confirm.statusCode, 200, confirm.body);
+      const allowed = await browser.post('/device/decide', {
+        ...hiddenFieldsOf(confirm.body),
+        decision: 'allow',
+      });
+      assert.match(allowed.body, /Device signed in/);
+
+      const listed = (await browser.get('/tokens')).body;
+      const name = (
+        await h.store.db
+          .selectFrom('oauth_clients')
+          .select('name')
+          .where('id', '=', client.id)
+          .executeTakeFirstOrThrow()
+      ).name;
+      assert.ok(listed.includes(name), 'listed before the device collected its tokens');
+      assert.ok(
+        !listed.includes('Access given by the server’s operator'),
+        'not shown as an operator’s grant',
+      );
+      const approval = await h.store.db
+        .selectFrom('oauth_consents')
+        .select('scope')
+        .where('client_id', '=', client.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(approval.scope, 'read_confidential write');
+
+      now += 5;
+      assert.equal((await pollDevice(h, client, started.device_code)).statusCode, 200);
+      const after = (await browser.get('/tokens')).body;
+      assert.ok(after.includes(name));
+      assert.ok(!after.includes('Access given by the server’s operator'));
+    });
+
     it('slow_down: a poll before the interval is up raises it by 5 seconds', async (t) => {
       let now = nowSeconds();
       const { h, client } = await setup(t, { clock: () => now });

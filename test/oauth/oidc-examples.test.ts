@@ -1,7 +1,8 @@
 // The examples of docs/oauth.md's "Sign in with OpenID Connect" and "Sign in from a device", run as a
 // reader would run them against a real tokend on SQLite: docs/examples/openid-client-login.mjs (openid-client,
-// a person signs in and allows it over HTTP) and docs/examples/device-login.mjs (it prints a code, a
-// signed-in browser approves it on /device, it polls and reads /v1/tokens/self).
+// a person signs in and allows it over HTTP), docs/examples/authjs-provider.mjs (the Auth.js provider,
+// driven through @auth/core as a Next.js app's route handlers would be) and docs/examples/device-login.mjs
+// (it prints a code, a signed-in browser approves it on /device, it polls and reads /v1/tokens/self).
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,6 +14,9 @@ import { freePort, startTokend } from '../helpers/real-server.ts';
 import { runCli } from '../helpers/cli.ts';
 import { FetchBrowser, consentInBrowser } from '../helpers/fetch-browser.ts';
 import { within } from '../helpers/waiting.ts';
+import { Auth, type AuthConfig } from '@auth/core';
+// @ts-expect-error -- a plain JavaScript example without type declarations
+import { tokendProvider } from '../../docs/examples/authjs-provider.mjs';
 
 const EXAMPLES = fileURLToPath(new URL('../../docs/examples/', import.meta.url));
 const LIMIT_MS = 40_000;
@@ -186,5 +190,59 @@ describe('the OpenID Connect and device examples against a real tokend [sqlite]'
       run.stdout,
       new RegExp(`userinfo: \\{"sub":"${user.id}","preferred_username":"${user.username}"\\}`),
     );
+  });
+
+  it('docs/examples/authjs-provider.mjs signs in with Auth.js (@auth/core): the session names the user', async (t) => {
+    const { env, origin, user } = await serverWithUser(t);
+    const app = 'http://app.test';
+    const client = await cli(env, [
+      'client',
+      'create',
+      '--name',
+      'Auth.js site',
+      '--redirect-uri',
+      `${app}/api/auth/callback/tokend`,
+    ]);
+    const config: AuthConfig = {
+      providers: [
+        tokendProvider({ issuer: origin, clientId: String(client.id), clientSecret: String(client.secret) }),
+      ],
+      secret: 'an Auth.js secret for this test only, 32+ characters',
+      trustHost: true,
+      basePath: '/api/auth',
+    };
+    // The app's cookies, as its users' browser keeps them.
+    const jar = new Map<string, string>();
+    const call = async (path: string, init: RequestInit = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
+      const response = await Auth(new Request(new URL(path, app), { ...init, headers }), config);
+      for (const cookie of response.headers.getSetCookie()) {
+        const [pair = ''] = cookie.split(';');
+        const at = pair.indexOf('=');
+        jar.set(pair.slice(0, at), pair.slice(at + 1));
+      }
+      return response;
+    };
+    const { csrfToken } = (await (await call('/api/auth/csrf')).json()) as { csrfToken: string };
+    const started = await call('/api/auth/signin/tokend', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrfToken }),
+    });
+    assert.equal(started.status, 302, await started.text());
+    const authorization = new URL(started.headers.get('location') as string);
+    assert.equal(`${authorization.origin}${authorization.pathname}`, `${origin}/oauth/authorize`);
+    for (const name of ['code_challenge', 'state', 'nonce'])
+      assert.ok(authorization.searchParams.get(name), `Auth.js sends ${name}`);
+
+    const back = await consentInBrowser(origin, authorization, user);
+    assert.equal(`${back.origin}${back.pathname}`, `${app}/api/auth/callback/tokend`);
+    const landed = await call(`${back.pathname}${back.search}`);
+    assert.equal(landed.status, 302, await landed.text());
+    assert.doesNotMatch(String(landed.headers.get('location')), /error/);
+
+    const session = (await (await call('/api/auth/session')).json()) as { user?: { name?: string } };
+    assert.equal(session.user?.name, user.username);
   });
 });

@@ -238,6 +238,64 @@ for (const dialect of DIALECTS) {
           .location as string,
       );
       assert.equal(byReference.searchParams.get('error'), 'request_uri_not_supported');
+
+      // Attack: asked silently, a banned account answers as any account that approved nothing, to an
+      // application it approved or not: the ban is not told to an application the user did not send.
+      await h.setUserPrivileges(user.id, 0);
+      const other = await registerClient(h, { ownerId: owner.id });
+      for (const app of [client, other]) {
+        const answer = new URL(
+          (await browser.get(oidcUrl(app, challenge, { prompt: 'none' }))).headers.location as string,
+        );
+        assert.equal(answer.searchParams.get('error'), 'consent_required');
+        assert.equal(
+          answer.searchParams.get('error_description'),
+          unapproved.searchParams.get('error_description'),
+        );
+      }
+    });
+
+    it('attack: id_token_hint naming another user than the one signed in is never answered for: login_required, or sign in again', async (t) => {
+      const { h, user, client, browser } = await setup(t);
+      const aliceToken = (await signIn(h, browser, client, {})).id_token as string;
+      // The hinted user, signed in: answered silently.
+      const { challenge } = pkcePair();
+      const same = await browser.get(
+        oidcUrl(client, challenge, { prompt: 'none', id_token_hint: aliceToken }),
+      );
+      assert.ok(
+        new URL(same.headers.location as string).searchParams.get('code'),
+        'a code for the hinted user',
+      );
+
+      const mallory = await h.createUser();
+      const other = new InjectBrowser(h.app);
+      await other.signIn(mallory);
+      await approve(other, { client, challenge, scope: 'openid' });
+      const silent = new URL(
+        (await other.get(oidcUrl(client, challenge, { prompt: 'none', id_token_hint: aliceToken }))).headers
+          .location as string,
+      );
+      assert.equal(silent.searchParams.get('error'), 'login_required');
+      assert.equal(silent.searchParams.get('code'), null);
+      const asked = await other.get(oidcUrl(client, challenge, { id_token_hint: aliceToken }));
+      assert.equal(asked.statusCode, 303);
+      assert.equal(new URL(asked.headers.location as string, ISSUER).pathname, '/login');
+
+      // Not an id_token of this server for this application: refused, whoever is signed in.
+      const elsewhere = await registerClient(h, { ownerId: user.id });
+      const forged = `${aliceToken.slice(0, -4)}AAAA`;
+      for (const [app, hint] of [
+        [client, 'garbage'],
+        [client, forged],
+        [elsewhere, aliceToken],
+      ] as const) {
+        const answer = new URL(
+          (await browser.get(oidcUrl(app, challenge, { prompt: 'none', id_token_hint: hint }))).headers
+            .location as string,
+        );
+        assert.equal(answer.searchParams.get('error'), 'invalid_request', hint.slice(0, 20));
+      }
     });
 
     it('prompt=login signs in again even with a session: auth_time is the new sign-in, the old session ends', async (t) => {

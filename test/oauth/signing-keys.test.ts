@@ -184,6 +184,80 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('attack: with SIGNING_KEY_SECRET set, a plain key planted beside the sealed ones is neither published, used nor adopted', async (t) => {
+      const h = await build(t, dialect, { SIGNING_KEY_SECRET: SECRET_A });
+      await h.app.tokend.signingKeys.ready();
+      const { exportJWK, generateKeyPair } = await import('jose');
+      const pair = await generateKeyPair('RS256', { extractable: true });
+      const now = nowSeconds();
+      await h.store.db
+        .insertInto('oauth_signing_keys')
+        .values({
+          kid: 'planted',
+          generation: 99,
+          alg: 'RS256',
+          public_jwk: JSON.stringify({
+            ...(await exportJWK(pair.publicKey)),
+            kid: 'planted',
+            alg: 'RS256',
+            use: 'sig',
+          }),
+          private_jwk: JSON.stringify({
+            ...(await exportJWK(pair.privateKey)),
+            kid: 'planted',
+            alg: 'RS256',
+          }),
+          created_at: now - 10,
+          active_from: now - 1,
+        })
+        .execute();
+      // An instance starting now (it reads the table afresh).
+      const keys = new SigningKeys(h.store.db, nowSeconds, [SECRET_A]);
+      await keys.ready();
+      assert.ok(!(await keys.jwks()).keys.some((k) => k.kid === 'planted'), 'not published');
+      const jwt = await keys.sign({ sub: '1' });
+      const header = JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string };
+      assert.notEqual(header.kid, 'planted');
+      const planted = await h.store.db
+        .selectFrom('oauth_signing_keys')
+        .select('private_jwk')
+        .where('kid', '=', 'planted')
+        .executeTakeFirstOrThrow();
+      assert.match(planted.private_jwk, /^\{/, 'not sealed (adopted) at start');
+    });
+
+    it('a signing failure (a secret that does not open the current key) answers server_error and leaves the code good for a retry', async (t) => {
+      const now = nowSeconds();
+      const h = await build(t, dialect, { SIGNING_KEY_SECRET: SECRET_A }, { clock: () => now });
+      await h.app.tokend.signingKeys.ready();
+      const owner = await h.createUser();
+      const user = await h.createUser();
+      const client = await registerClient(h, { ownerId: owner.id });
+      const browser = new InjectBrowser(h.app);
+      await browser.signIn(user);
+      const { verifier, challenge } = pkcePair();
+      const code = await obtainCode(browser, { client, challenge, scope: 'openid' });
+      // Rotated at once with a new secret that a running instance was not given (the documented order
+      // skipped): that instance, once it reads the keys again, cannot sign.
+      await rotateKeys(h.store.db, new KeySeal([SECRET_B, SECRET_A]), now, { immediately: true });
+      const instance = async (secrets: string[]) => {
+        const store = await openStore(h.config.database);
+        const app = await buildApp({ ...h.config, signingKeySecrets: secrets }, { store, clock: () => now });
+        t.after(() => app.close());
+        return { app, store };
+      };
+      const stale = await instance([SECRET_A]);
+      const failed = await exchangeCode(stale, client, code, verifier);
+      assert.equal(failed.statusCode, 500, failed.body);
+      assert.equal(body(failed).error, 'server_error');
+      const row = await h.store.db.selectFrom('oauth_codes').select('used').executeTakeFirstOrThrow();
+      assert.equal(Number(row.used), 0, 'the code was not spent');
+      // An instance with the new secret exchanges the same code.
+      const retried = await exchangeCode(await instance([SECRET_B, SECRET_A]), client, code, verifier);
+      assert.equal(retried.statusCode, 200, retried.body);
+      assert.ok(body(retried).id_token);
+    });
+
     it('seals a key stored plain once a secret is set', async (t) => {
       const h = await build(t, dialect);
       await h.app.tokend.signingKeys.ready();

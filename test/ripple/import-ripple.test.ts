@@ -4,7 +4,7 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
@@ -659,6 +659,32 @@ describe('tokend import-ripple on a terminal', { skip: mysqlProblem && `MariaDB:
     assert.equal(piped.stderr, '');
   });
 });
+
+describe(
+  'tokend import-ripple --dry-run into a SQLite file not made yet',
+  { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` },
+  () => {
+    it('reports what it would import and leaves no file behind', async (t) => {
+      const source = await sourceDatabase(t);
+      const dir = mkdtempSync(join(tmpdir(), 'tokend-dry-run-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const file = join(dir, 'other.db');
+      const dry = await runCli(['import-ripple', '--from', source.url, '--dry-run'], {
+        env: { DATABASE_URL: `sqlite:${file}` },
+      });
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.match(dry.stdout, /^Dry run: nothing was written\. .*other\.db does not exist yet/);
+      assert.match(dry.stdout, /users: 4 would import, 0 already present/);
+      assert.deepEqual(readdirSync(dir), [], 'no database file, journal or WAL was made');
+      // The real run then makes it and imports what the dry run said.
+      const real = await runCli(['import-ripple', '--from', source.url], {
+        env: { DATABASE_URL: `sqlite:${file}` },
+      });
+      assert.equal(real.code, 0, real.stderr);
+      assert.match(real.stdout, /users: 4 imported, 0 already present/);
+    });
+  },
+);
 
 describe('tokend import-ripple: source errors', { skip: mysqlProblem && `MariaDB: ${mysqlProblem}` }, () => {
   it('names the problem in one line and writes nothing', async (t) => {

@@ -179,6 +179,17 @@ describe('loadConfig()', () => {
     assert.equal(parseDatabaseUrl('mysql://root@h/db').kind, 'mysql');
   });
 
+  it('DATABASE_URL: a bare file path is answered with the sqlite: form it likely means', () => {
+    assert.throws(
+      () => parseDatabaseUrl('data/other.db'),
+      (err: Error) => err.message.includes('did you mean sqlite:data/other.db?'),
+    );
+    assert.throws(
+      () => parseDatabaseUrl('mongodb://u:hunter2@h/db'),
+      (err: Error) => err.message.includes('"mongodb"') && !err.message.includes('hunter2'),
+    );
+  });
+
   const bad: Array<[Record<string, string>, string]> = [
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '-1' }, 'PORT'],
@@ -188,6 +199,7 @@ describe('loadConfig()', () => {
     [{ DATABASE_URL: 'redis://localhost' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'mongodb://localhost/db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'data/tokend.db' }, 'DATABASE_URL'],
+    [{ SIGNING_KEY_SECRET: '   ' }, 'SIGNING_KEY_SECRET'],
     [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
     [{ DATABASE_URL: '' }, 'DATABASE_URL'],
     [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],

@@ -63,6 +63,30 @@ describe('connectionFailure()', () => {
     }
   });
 
+  it("says when the port is another kind of server's default, and when what answered speaks another protocol", () => {
+    const atPostgres = connectionFailure(
+      new DatabaseTimeoutError('connection'),
+      'mysql://root@h:5432/db',
+      2000,
+    );
+    assert.match(atPostgres ?? '', /port 5432 is PostgreSQL's default port: .* MySQL\/MariaDB's is 3306\)$/);
+    const atMysql = connectionFailure(
+      new Error('Received unexpected copyData message from backend.'),
+      'postgres://postgres@h:3306/db',
+      2000,
+    );
+    assert.match(
+      atMysql ?? '',
+      /^h:3306 answered, but not in PostgreSQL's protocol .* PostgreSQL's is 5432\)$/,
+    );
+    // Its own default port, or one of no known server: no hint.
+    const own = connectionFailure(new DatabaseTimeoutError('connection'), 'mysql://root@h:3306/db', 2000);
+    assert.ok(own !== undefined && !own.includes('default port'), own);
+    assert.ok(
+      !connectionFailure(new DatabaseTimeoutError('connection'), url, 2000)?.includes('default port'),
+    );
+  });
+
   it('leaves failures that are no failure to connect to be reported as they are', () => {
     assert.equal(connectionFailure(withCode('syntax error', '42601'), url, 1500), undefined);
     assert.equal(connectionFailure(new DatabaseTimeoutError('query'), url, 1500), undefined);

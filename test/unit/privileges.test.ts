@@ -19,7 +19,7 @@ import {
   userPrivilegeNames,
 } from '../../src/auth/privileges.ts';
 
-// The documented tables (README.md, Privileges), written out again by value so the test does not trust the module's own table.
+// The documented tables (docs/api.md, Privileges), written out again by value so the test does not trust the module's own table.
 const TOKEN_BITS: Array<[name: string, bit: number]> = [
   ['Read', 1],
   ['ReadConfidential', 2],

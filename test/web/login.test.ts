@@ -53,7 +53,9 @@ for (const dialect of DIALECTS) {
         password: user.password,
       });
       assert.equal(r.statusCode, 303);
-      assert.equal(r.headers.location, '/login');
+      // Opened directly (no page to go back to), the sign-in lands on the account's token page.
+      assert.equal(r.headers.location, '/tokens');
+      assert.equal((await browser.get('/tokens')).statusCode, 200);
       const cookie = rtCookie(r);
       assert.ok(cookie);
       assert.match(cookie.value, /^[0-9a-f]{32}$/);
@@ -213,16 +215,16 @@ for (const dialect of DIALECTS) {
       assert.equal(browser.cookies.has('rt'), false);
     });
 
-    it('follows `next` only to local paths', async (t) => {
+    it('follows `next` only to local paths (else the token page)', async (t) => {
       const h = await build(t, dialect, { LOGIN_RATE_LIMIT: '100', LOGIN_IP_RATE_LIMIT: '100' }); // every sign-in counts
       const user = await h.createUser();
       const cases: Array<[string, string]> = [
         ['/oauth/authorize?client_id=x&scope=a%20b', '/oauth/authorize?client_id=x&scope=a%20b'],
-        ['//evil.example/x', '/login'],
-        ['https://evil.example/', '/login'],
-        ['/\\evil.example', '/login'],
-        ['javascript:alert(1)', '/login'],
-        ['/\tevil', '/login'],
+        ['//evil.example/x', '/tokens'],
+        ['https://evil.example/', '/tokens'],
+        ['/\\evil.example', '/tokens'],
+        ['javascript:alert(1)', '/tokens'],
+        ['/\tevil', '/tokens'],
       ];
       for (const [next, expected] of cases) {
         const browser = new InjectBrowser(h.app);

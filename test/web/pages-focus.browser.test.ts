@@ -154,8 +154,9 @@ for (const size of WIDTHS) {
         await page.getByLabel('Username').fill('focus_user');
         await page.getByLabel('Password').fill('right one');
         await page.getByRole('button', { name: 'Sign in' }).click();
-        await page.getByRole('heading', { name: 'Signed in' }).waitFor();
-        await page.getByRole('button', { name: 'Sign out' }).click();
+        // Opened directly, the sign-in lands on the token page, which has the sign-out button.
+        await page.waitForURL(`${origin}/tokens`);
+        await page.getByRole('button', { name: 'Sign out', exact: true }).click();
         await page.waitForURL(`${origin}/login?signed_out=1`);
         await page.getByRole('status').filter({ hasText: 'You have signed out.' }).waitFor();
         assert.equal(await focusedId(page), 'username');

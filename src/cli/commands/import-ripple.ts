@@ -1,6 +1,8 @@
 // tokend import-ripple: brings the users and tokens of a Ripple or Akatsuki database (MySQL/MariaDB)
 // into DATABASE_URL, keeping ids, passwords and token secrets working.
+import { existsSync } from 'node:fs';
 import { nowSeconds } from '../../auth/clock.ts';
+import type { Store } from '../../store/database.ts';
 import { CliError, type LeafCommand } from '../command.ts';
 import { refuseInPlace } from '../in-place.ts';
 import { MAX_EXPLICIT_ID, RIPPLE_SOURCE_IDS } from '../../store/ids.ts';
@@ -69,7 +71,18 @@ export const importRippleCommand: LeafCommand = {
         throw new CliError(
           'DATABASE_URL names the source database itself: tokend needs a database of its own (docs/compatibility.md, step 1)',
         );
-      const store = await ctx.store();
+      // A dry run writes nothing, not even the destination: a SQLite file that does not exist yet is not
+      // made (and migrated) to be read; an empty in-memory database of tokend's schema answers the same.
+      const missingFile =
+        dryRun && database.kind === 'sqlite' && database.path !== ':memory:' && !existsSync(database.path)
+          ? database.path
+          : undefined;
+      let scratch: Store | undefined;
+      if (missingFile !== undefined) {
+        const { openStore } = await import('../../store/database.ts');
+        scratch = await openStore({ kind: 'sqlite', path: ':memory:' });
+      }
+      const store = scratch ?? (await ctx.store());
       const terminal = process.stderr.isTTY === true;
       const summary = await importRipple(source, store, {
         dryRun,
@@ -80,12 +93,14 @@ export const importRippleCommand: LeafCommand = {
                 `\r${table}: ${done} of ${total} read, ${skipped} skipped${done >= total ? '\n' : ''}`,
               )
           : undefined,
-      }).catch((err: unknown) => {
-        throw err instanceof RippleSourceError ? new CliError(err.message) : err;
-      });
+      })
+        .catch((err: unknown) => {
+          throw err instanceof RippleSourceError ? new CliError(err.message) : err;
+        })
+        .finally(() => scratch?.close());
       const verb = dryRun ? 'would import' : 'imported';
       const lines = [
-        `${dryRun ? 'Dry run: nothing was written. ' : ''}From ${summary.source}:`,
+        `${dryRun ? 'Dry run: nothing was written. ' : ''}${missingFile !== undefined ? `${missingFile} does not exist yet: it was read as an empty database and not made. ` : ''}From ${summary.source}:`,
         `users: ${summary.users.imported} ${verb}, ${summary.users.already_present} already present`,
         `tokens: ${summary.tokens.imported} ${verb}, ${summary.tokens.already_present} already present` +
           (summary.tokens.privileges_limited > 0

@@ -10,6 +10,7 @@ import { MAX_ID } from '../../store/schema.ts';
 import { deleteTokenById } from '../../auth/revocation.ts';
 import { listAllTokensOfUser } from '../../tokens/repository.ts';
 import { descriptionProblem } from '../../tokens/description.ts';
+import { editToken } from '../../tokens/edit.ts';
 import { TokenCapReached, mintToken, type MintedToken } from '../../auth/mint.ts';
 import { nowSeconds } from '../../auth/clock.ts';
 import { CliError, type GroupCommand, type LeafCommand, type OptionSpec } from '../command.ts';
@@ -174,8 +175,67 @@ const revoke: LeafCommand = {
   },
 };
 
+const edit: LeafCommand = {
+  name: 'edit',
+  summary: "Change a public API token's description or privileges; its secret stays the same",
+  description:
+    'The privileges become limit(requested, owner), as at creation: bits the owner may not hold are\n' +
+    "dropped and named. The change is a token.edited event in the owner's security log.",
+  examples: ['tokend token edit --id 42 --privileges ReadConfidential --description "read-only bot"'],
+  options: {
+    id: { type: 'string', value: 'N', required: true, description: 'the token id' },
+    privileges: {
+      type: 'string',
+      value: 'N',
+      description: 'the new token privileges: a bit mask or names, e.g. ReadConfidential,Write',
+    },
+    description: { type: 'string', value: 'D', description: 'the new description' },
+  },
+  async run(args, ctx) {
+    const id = args.integer('id', 1, MAX_ID);
+    const raw = args.optionalString('privileges');
+    const requested = raw === undefined ? undefined : parseTokenPrivileges(raw, args.command);
+    const description = args.optionalString('description');
+    if (requested === undefined && description === undefined)
+      throw new CliError('nothing to change: give --privileges, --description or both', args.command);
+    const store = await ctx.store();
+    const result = await editToken(store.db, {
+      layout: store.layout,
+      tokenId: id,
+      privileges: requested,
+      description,
+      now: nowSeconds(),
+      act: await ctx.act(),
+    });
+    if (result.kind === 'bad-description')
+      throw new CliError(`--description: the description ${result.problem}`, args.command);
+    if (result.kind === 'not-found') throw new CliError(`no public API token with id ${id} (live)`);
+    const granted = new Set(tokenPrivilegeNames(result.privileges));
+    const refused =
+      requested === undefined ? [] : tokenPrivilegeNames(requested).filter((n) => !granted.has(n));
+    const lines = [
+      `Token ${ctx.style.bold(String(id))} of user ${result.userId}: privileges ${result.privileges} ` +
+        `(${names(result.privileges)}), description ${JSON.stringify(terminalText(result.description))}`,
+      result.changed.length === 0 ? 'Nothing changed.' : `Changed: ${result.changed.join('; ')}`,
+    ];
+    if (refused.length > 0)
+      lines.push(ctx.style.yellow(`Not granted (the owner may not hold them): ${refused.join(' | ')}`));
+    return {
+      json: {
+        id,
+        user_id: result.userId,
+        privileges: result.privileges,
+        description: result.description,
+        changed: result.changed,
+        not_granted: refused,
+      },
+      text: lines.join('\n'),
+    };
+  },
+};
+
 export const tokenCommand: GroupCommand = {
   name: 'token',
   summary: 'Manage API tokens',
-  subcommands: [create, list, revoke],
+  subcommands: [create, list, edit, revoke],
 };

@@ -174,8 +174,8 @@ function commonFields(view: FormView): Html {
     />
     <label for="redirect_uris">Redirect URIs</label>
     <span class="hint muted"
-      >One per line. A user is sent back only to one of these, compared exactly (no wildcards, no
-      fragment).</span
+      >One per line. A user is sent back only to one of these, compared exactly (no wildcards, no fragment),
+      except that http://127.0.0.1/… and http://[::1]/… also match at any port.</span
     >
     ${uris.message}
     <textarea id="redirect_uris" name="redirect_uris" required spellcheck="false" ${uris.state}>

@@ -38,6 +38,8 @@ import { CODE_TTL_S, endCodesBeyond } from '../issue.ts';
 import { required, singleParam, singleValued, type Params } from '../params.ts';
 import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../repository.ts';
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
+import { redirectUriMatches } from '../redirect-match.ts';
+import { hintedSubject } from '../oidc.ts';
 import { scopeNames } from '../../auth/scope.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
@@ -73,7 +75,7 @@ const REQUEST_FIELDS = [
 
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-/** Step 1: the client, and a redirect URI registered for it exactly (RFC 6749 §3.1.2.3, §4.1.2.1). */
+/** Step 1: the client, and a redirect URI registered for it (RFC 6749 §3.1.2.3, §4.1.2.1; loopback: redirect-match.ts). */
 async function findReplyTarget(
   deps: ConsentPageDeps,
   request: FastifyRequest,
@@ -86,7 +88,7 @@ async function findReplyTarget(
   if (await ownerIsBanned(deps.db, client.ownerId)) throw new InvalidRequest(APPLICATION_SUSPENDED);
   const redirectUri = singleParam(source, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('The redirect_uri parameter is missing.');
-  if (!client.redirectUris.includes(redirectUri))
+  if (!redirectUriMatches(client.redirectUris, redirectUri))
     throw new InvalidRequest(`This redirect_uri is not registered for ${client.name}.`);
   let state: string | undefined;
   try {
@@ -244,6 +246,8 @@ async function showConsent(
   );
 }
 
+const NOT_APPROVED_SILENTLY = 'The user has not approved these scopes, and prompt=none was asked.';
+
 /**
  * GET: the consent page, or straight back to the client when this user already approved these scopes
  * (unless prompt=consent or select_account asks for the page).
@@ -261,14 +265,35 @@ export function authorizeGetEndpoint(deps: ConsentPageDeps) {
         if (silent) throw new LoginRequired('The user is not signed in, and prompt=none was asked.');
         return toLogin(reply, params, authz.oidc);
       }
-      if (isBanned(user.userPrivileges)) throw new AccessDenied('This account is banned.');
+      if (isBanned(user.userPrivileges)) {
+        // Asked silently, the answer is the one of any approval not given: an application that the
+        // user did not send here learns nothing of their account beyond that someone is signed in.
+        if (silent) throw new ConsentRequired(NOT_APPROVED_SILENTLY);
+        throw new AccessDenied('This account is banned.');
+      }
       const signIn = signInChecked(reply, authz, user, params);
       if (signIn) return signIn;
+      // id_token_hint: the user the application expects. Another one signed in must sign in again (or,
+      // asked silently, the answer is login_required), never be answered for as the hinted user.
+      const hint = params.id_token_hint;
+      if (hint !== undefined) {
+        const sub = await hintedSubject(deps.keys, hint, {
+          issuer: target.issuer,
+          clientId: authz.client.id,
+        });
+        if (sub === undefined)
+          throw new InvalidRequest(
+            'id_token_hint is not an id_token this server issued to this application.',
+          );
+        if (sub !== String(user.userId)) {
+          if (silent) throw new LoginRequired('The signed-in user is not the one id_token_hint names.');
+          return toLogin(reply, params, authz.oidc, true);
+        }
+      }
       const askAnyway = authz.oidc.prompt.has('consent') || authz.oidc.prompt.has('select_account');
       if (!askAnyway && (await alreadyApproved(deps, user, authz)))
         return await redirectWithCode(deps, reply, authz, user, 302, now);
-      if (silent)
-        throw new ConsentRequired('The user has not approved these scopes, and prompt=none was asked.');
+      if (silent) throw new ConsentRequired(NOT_APPROVED_SILENTLY);
       return await showConsent(deps, request, reply, authz, user, params, now);
     } catch (err) {
       return redirectError(request, reply, target, err, 302);

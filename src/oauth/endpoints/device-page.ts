@@ -36,7 +36,7 @@ import {
   shownUserCode,
   type DeviceCodeRow,
 } from '../device.ts';
-import { ownerIsBanned } from '../repository.ts';
+import { addToApproval, ownerIsBanned } from '../repository.ts';
 import { SCOPES } from '../scopes.ts';
 import { singleParam } from '../params.ts';
 import { abilities, sendConsentPage, type ScopeView } from './consent-page.ts';
@@ -335,6 +335,17 @@ export async function devicePages(
           trx,
           { device_code_hash: hash, user_id: session.userId, client_id: found.row.client_id },
           deps.grants,
+        );
+        // The user's approval, as the consent page keeps one: listed among their applications with what
+        // it may do from now on, not only once the device has collected its tokens.
+        await addToApproval(
+          trx,
+          {
+            userId: session.userId,
+            clientId: found.row.client_id,
+            scopes: found.row.scope.split(' ').filter(Boolean),
+          },
+          now,
         );
         await recordEvent(trx, act, {
           userId: session.userId,

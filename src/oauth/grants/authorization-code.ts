@@ -12,7 +12,7 @@ import { required, type Params } from '../params.ts';
 import { claimCode, findCodeByHash, takeCodeAttempt } from '../repository.ts';
 import { findUserById } from '../../users/repository.ts';
 import { isBanned } from '../../auth/privileges.ts';
-import { withIdToken } from '../oidc.ts';
+import { readyToSign, withIdToken } from '../oidc.ts';
 import type { GrantRequest } from './grant-request.ts';
 import { endReusedGrant } from './reuse.ts';
 import { PKCE_VALUE, sha256Hex, verifyPkceS256 } from '../secrets.ts';
@@ -75,6 +75,7 @@ export async function handle(
 
   const authTime = row.auth_time;
   const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash, authTime };
+  await readyToSign(deps.keys, row.scope);
   const issued = await deps.db
     .transaction()
     .execute((trx) => startGrant(trx, (db) => claimCode(db, codeHash), grant, now, deps.grants));

@@ -14,7 +14,7 @@ import type { TokenEndpointDeps } from '../deps.ts';
 import { DEVICE_GRANT_TYPE, claimDeviceCode, findDeviceCode, recordPoll } from '../device.ts';
 import { AccessDenied, AuthorizationPending, ExpiredToken, InvalidGrant, PollingTooFast } from '../errors.ts';
 import { startGrant, type TokenResponse } from '../issue.ts';
-import { withIdToken } from '../oidc.ts';
+import { readyToSign, withIdToken } from '../oidc.ts';
 import { required, type Params } from '../params.ts';
 import { sha256Hex } from '../secrets.ts';
 import type { GrantRequest } from './grant-request.ts';
@@ -52,6 +52,7 @@ export async function handle(
 
   const authTime = row.auth_time;
   const grant = { clientId: client.id, userId, scope: row.scope, family: hash, authTime };
+  await readyToSign(deps.keys, row.scope);
   const issued = await deps.db.transaction().execute(async (trx) => {
     const response = await startGrant(trx, (db) => claimDeviceCode(db, hash), grant, now, deps.grants);
     if (response)

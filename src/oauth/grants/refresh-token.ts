@@ -9,7 +9,7 @@ import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { rotateGrant, type TokenResponse } from '../issue.ts';
 import { required, type Params } from '../params.ts';
 import { findRefreshTokenByHash, ownerIsBanned } from '../repository.ts';
-import { withIdToken } from '../oidc.ts';
+import { readyToSign, withIdToken } from '../oidc.ts';
 import type { GrantRequest } from './grant-request.ts';
 import { endReusedGrant } from './reuse.ts';
 import { formatScope, parseScope, scopeCovers } from '../scopes.ts';
@@ -62,6 +62,7 @@ export async function handle(
 
   const authTime = row.auth_time;
   const grant = { clientId: client.id, userId: row.user_id, scope, family: row.family, authTime };
+  await readyToSign(deps.keys, scope);
   const issued = await deps.db
     .transaction()
     .execute((trx) => rotateGrant(trx, row.id, grant, now, row.scope));
