@@ -3,6 +3,7 @@
 // them (so 5 attempts means 5 on the whole machine when there is no Redis), restarts a worker that dies
 // unexpectedly, and on SIGTERM/SIGINT asks every worker to drain, then exits 0 once all of them have.
 import cluster, { type Worker } from 'node:cluster';
+import pino from 'pino';
 import type { Config } from './config.ts';
 import { migrateDatabase } from './store/database.ts';
 import { whenNpmParentExits } from './parent-exit.ts';
@@ -14,33 +15,13 @@ const FIRST_RESTART_DELAY_MS = 100;
 const MAX_RESTART_DELAY_MS = 10_000;
 const CALM_MS = 60_000;
 
-const LEVELS = { info: 30, warn: 40, error: 50 } as const;
-type Level = keyof typeof LEVELS;
-const PINO_LEVELS: Record<string, number> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-};
-
-/** JSON lines in the shape the workers' logger writes, so one log pipeline reads both. */
-function primaryLogger(levelName: string) {
-  const threshold = PINO_LEVELS[levelName] ?? Infinity; // 'silent' logs nothing
-  return (level: Level, fields: object, msg: string) => {
-    if (LEVELS[level] < threshold) return;
-    const line = {
-      level: LEVELS[level],
-      time: Date.now(),
-      pid: process.pid,
-      role: 'primary',
-      ...fields,
-      msg,
-    };
-    process.stdout.write(`${JSON.stringify(line)}\n`);
-  };
-}
+/**
+ * The primary's log: pino's lines, as the workers' logger writes them (level, time, pid, hostname), with
+ * role "primary", so one log pipeline reads both. Written at once (sync): the primary logs little, and
+ * often just before process.exit.
+ */
+const primaryLogger = (level: string) =>
+  pino({ level }, pino.destination({ dest: 1, sync: true })).child({ role: 'primary' });
 
 export const isClusterPrimary = (config: Config): boolean => config.workers > 1 && cluster.isPrimary;
 
@@ -69,7 +50,7 @@ export async function runPrimary(config: Config): Promise<void> {
   const fork = (): Worker => cluster.fork();
 
   cluster.on('listening', (worker, address) => {
-    log('info', { worker: worker.process.pid, port: address.port }, 'worker listening');
+    log.info({ worker: worker.process.pid, port: address.port }, 'worker listening');
   });
 
   cluster.on('exit', (worker, code, signal) => {
@@ -77,7 +58,7 @@ export async function runPrimary(config: Config): Promise<void> {
       // A worker that had not yet set up its own SIGTERM handler had nothing to drain.
       if (code !== 0 && signal !== 'SIGTERM') failedExits++;
       if (Object.keys(cluster.workers ?? {}).length === 0) {
-        log('info', { failedExits }, 'all workers drained');
+        log.info({ failedExits }, 'all workers drained');
         process.exit(failedExits === 0 ? 0 : 1);
       }
       return;
@@ -85,8 +66,7 @@ export async function runPrimary(config: Config): Promise<void> {
     const now = Date.now();
     if (now - lastUnexpectedDeath > CALM_MS) restartDelay = FIRST_RESTART_DELAY_MS;
     lastUnexpectedDeath = now;
-    log(
-      'error',
+    log.error(
       { worker: worker.process.pid, code, signal, restartInMs: restartDelay },
       'worker died; restarting it',
     );
@@ -100,11 +80,11 @@ export async function runPrimary(config: Config): Promise<void> {
     if (shuttingDown) return;
     shuttingDown = true;
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
-    log('info', { signal, workers: workers.length }, 'shutting down: draining workers');
+    log.info({ signal, workers: workers.length }, 'shutting down: draining workers');
     if (workers.length === 0) process.exit(0);
     for (const worker of workers) worker.process.kill('SIGTERM');
     setTimeout(() => {
-      log('error', {}, 'workers took too long to drain; killing them');
+      log.error('workers took too long to drain; killing them');
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
       process.exit(1);
     }, DRAIN_DEADLINE_MS).unref();
@@ -113,6 +93,6 @@ export async function runPrimary(config: Config): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   whenNpmParentExits(() => shutdown('SIGTERM'));
 
-  log('info', { workers: config.workers }, 'starting workers');
+  log.info({ workers: config.workers }, 'starting workers');
   for (let i = 0; i < config.workers; i++) fork();
 }

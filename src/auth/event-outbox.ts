@@ -57,7 +57,7 @@ export async function writeToOutbox(trx: Db, events: readonly EventToPublish[], 
     trx,
     trx.selectFrom('event_outbox_state').select('value').where('name', '=', 'sequence'),
   ).executeTakeFirstOrThrow();
-  const first = Number(sequence.value) + 1;
+  const first = sequence.value + 1;
   await trx
     .updateTable('event_outbox_state')
     .set({ value: first + events.length - 1 })
@@ -88,9 +88,9 @@ export async function deleteStaleEvents(db: Db, now: number): Promise<number> {
 export async function waitingEvents(db: Db): Promise<number> {
   const row = await db
     .selectFrom('event_outbox')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 export interface OutboxLogger {
@@ -224,7 +224,7 @@ export class OutboxEvents implements EventSink {
    * those sent before the first failure: the rest stay and go again later, so no event is ever first
    * sent after a later one (a subscriber may keep only the highest id it has seen).
    */
-  private async publish(rows: ReadonlyArray<{ id: number | string; message: string }>): Promise<number[]> {
+  private async publish(rows: ReadonlyArray<{ id: number; message: string }>): Promise<number[]> {
     const sent: number[] = [];
     for (const row of rows) {
       try {
@@ -232,7 +232,7 @@ export class OutboxEvents implements EventSink {
       } catch {
         break;
       }
-      sent.push(Number(row.id));
+      sent.push(row.id);
       this.onPublished?.();
     }
     if (sent.length < rows.length && !this.failing)

@@ -37,6 +37,8 @@ export interface CounterSpec {
   durationS: number;
   /** Count in Redis, over this link, under keyPrefix + prefix. */
   shared: { link: RedisLink; keyPrefix: string } | undefined;
+  /** Milliseconds since the epoch, as the stores measure their windows (LimiterSettings.clockMs). */
+  clockMs: () => number;
 }
 
 /** One counted attempt. `fallback`: the count was the insurance limiter's, because Redis did not answer. */
@@ -46,7 +48,7 @@ export interface Counted {
   /** attempts counted under the key in the current window, this one included */
   consumed: number;
   fallback: boolean;
-  /** when the window this attempt was counted in ends (ms since the epoch, this process's clock) */
+  /** when the window this attempt was counted in ends (ms since the epoch, by the counter's clockMs) */
   windowEndsAt: number;
 }
 
@@ -122,7 +124,7 @@ function localLimiter(keyPrefix: string, points: number, durationS: number): Rat
   return new RateLimiterMemory(options);
 }
 
-export function makeCounter({ prefix, points, durationS, shared }: CounterSpec): Counter {
+export function makeCounter({ prefix, points, durationS, shared, clockMs }: CounterSpec): Counter {
   const local = localLimiter(prefix, points, durationS);
   let limiter: RateLimiterAbstract | RateLimiterCompatibleAbstract = local;
   // Where a given-back attempt goes: the store that counted it, and no other (a give-back to Redis that
@@ -159,11 +161,11 @@ export function makeCounter({ prefix, points, durationS, shared }: CounterSpec):
         msBeforeNext: res.msBeforeNext,
         consumed: res.consumedPoints,
         fallback: isFallback(res),
-        windowEndsAt: Date.now() + res.msBeforeNext,
+        windowEndsAt: clockMs() + res.msBeforeNext,
       };
     },
     async giveBack(key, counted) {
-      if (!counted.allowed || counted.windowEndsAt - Date.now() < GIVE_BACK_MARGIN_MS) return;
+      if (!counted.allowed || counted.windowEndsAt - clockMs() < GIVE_BACK_MARGIN_MS) return;
       await (counted.fallback ? local : sharedOnly).reward(key, 1);
     },
   };

@@ -63,6 +63,7 @@ export class LoginLimiter {
       points,
       durationS,
       shared: this.link && { link: this.link, keyPrefix: this.settings.redisKeyPrefix },
+      clockMs: this.settings.clockMs ?? Date.now,
     };
   }
 
@@ -156,6 +157,11 @@ export interface LimiterSettings {
   /** Prefix of the Redis keys (REDIS_KEY_PREFIX); tests give each test its own. */
   redisKeyPrefix: string;
   redisTimeouts?: RedisTimeouts;
+  /**
+   * The time, in milliseconds since the epoch, by which an attempt's window is judged (whether it may
+   * still be given back): the stores' own, Date.now, unless a test gives another.
+   */
+  clockMs?: () => number;
 }
 
 export const limiterSettings = (config: Config): LimiterSettings => ({

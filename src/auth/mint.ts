@@ -157,7 +157,7 @@ export async function mintToken(
     if (!owner) throw new NoSuchOwner(request.userId);
     if (request.cap !== 'none' && (await countLiveApiTokens(trx, request.userId, request.now)) >= request.cap)
       throw new TokenCapReached(request.cap);
-    const privileges = limit(request.requested, Number(owner.privileges));
+    const privileges = limit(request.requested, owner.privileges);
     const { id, secret } = await insertWithFreshSecret(
       trx,
       {
@@ -186,12 +186,12 @@ export async function mintToken(
 export async function countLiveApiTokens(db: Db, userId: number, now: number): Promise<number> {
   const row = await db
     .selectFrom('tokens')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('user_id', '=', userId)
     .where('session', '=', 0)
     .where(unexpiredAt('tokens', now))
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 /**

@@ -181,7 +181,7 @@ export function requestedPrivileges(
   row: { privileges: number; private: number },
   familyToken: boolean,
 ): number {
-  return familyToken && Number(row.private) === 1 ? FAMILY_PRIVATE_TOKEN_PRIVILEGES : Number(row.privileges);
+  return familyToken && row.private === 1 ? FAMILY_PRIVATE_TOKEN_PRIVILEGES : row.privileges;
 }
 
 /**

@@ -39,7 +39,7 @@ export async function signOutEverywhere(
         .where('user_id', '=', userId)
         .where('session', '=', 0)
         .execute()
-    ).map((r) => Number(r.id));
+    ).map((r) => r.id);
     const sessions = await endSessionsOfUser(trx, userId);
     const tokens = await trx.deleteFrom('tokens').where('user_id', '=', userId).executeTakeFirst();
     const grants = await endGrants(trx, userId);

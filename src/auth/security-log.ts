@@ -289,10 +289,10 @@ export async function recordFailedSignIn(db: Db, act: Act, userId: number, detai
     .where('kind', '=', 'signin.failed')
     .where('at', '>=', windowStart);
   const listed = await inWindow
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('repeats', 'is', null)
     .executeTakeFirstOrThrow();
-  if (Number(listed.n) < FAILED_SIGN_INS_PER_ACCOUNT)
+  if (listed.n < FAILED_SIGN_INS_PER_ACCOUNT)
     return recordEvent(db, act, { userId, kind: 'signin.failed', detail });
   const counted = await db
     .updateTable('security_log')
@@ -342,20 +342,8 @@ export async function listEvents(db: Db, query: EventQuery): Promise<LoggedEvent
   if (query.kind !== undefined) q = q.where('kind', '=', query.kind);
   if (query.since !== undefined) q = q.where('at', '>=', query.since);
   if (query.beforeId !== undefined) q = q.where('id', '<', query.beforeId);
-  const rows = await q.orderBy('id', 'desc').limit(query.limit).execute();
-  return rows.map((r) => ({
-    ...r,
-    id: Number(r.id),
-    at: Number(r.at),
-    user_id: Number(r.user_id),
-    token_id: r.token_id === null ? null : Number(r.token_id),
-    actor_id: r.actor_id === null ? null : Number(r.actor_id),
-    repeats: r.repeats === null ? null : Number(r.repeats),
-  }));
+  return q.orderBy('id', 'desc').limit(query.limit).execute();
 }
-
-/** SECURITY_LOG_DAYS: events older than this many days are deleted by the periodic sweep. */
-export const DEFAULT_SECURITY_LOG_DAYS = 90;
 
 /** Deletes the events older than `days` days before `now`, in short statements; returns how many. */
 export function deleteOldEvents(db: Db, now: number, days: number): Promise<number> {
@@ -363,7 +351,7 @@ export function deleteOldEvents(db: Db, now: number, days: number): Promise<numb
   return deleteInBatches(
     async (limit) =>
       (await db.selectFrom('security_log').select('id').where('at', '<', before).limit(limit).execute()).map(
-        (r) => Number(r.id),
+        (r) => r.id,
       ),
     async (ids) =>
       Number((await db.deleteFrom('security_log').where('id', 'in', ids).executeTakeFirst()).numDeletedRows),

@@ -9,7 +9,7 @@
 // - an access token whose owner is banned: invalid_token (introspection calls it inactive too).
 // API tokens and sessions never get the header: their clients are not OAuth clients.
 import type { FastifyReply } from 'fastify';
-import type { Identity } from '../auth/credentials.ts';
+import type { Identity } from '../auth/identity.ts';
 import { sendEnvelope } from './envelope.ts';
 
 export const BEARER_REALM = 'tokend';

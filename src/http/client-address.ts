@@ -6,24 +6,8 @@
 // is usually given: otherwise each address of it would get a fresh budget.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { FastifyRequest } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import { shortUserAgent, type Act, type EventSink, type Means } from '../auth/security-log.ts';
-
-const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
-
-/** The 8 groups of an IPv6 address (with an embedded IPv4 tail turned into two groups). */
-function ipv6Groups(address: string): number[] {
-  let text = address.toLowerCase();
-  const v4 = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
-  if (v4?.[1]) {
-    const [a, b, c, d] = v4[1].split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, -v4[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? (text.split('::') as [string, string]) : [text, undefined];
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const middle = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
-  return [...left, ...middle, ...right].map((g) => parseInt(g, 16));
-}
 
 /** `a.b.c.d:port`: the one form with a single colon, which no IPv6 address has. */
 const V4_WITH_PORT = /^([\d.]+):(\d{1,5})$/;
@@ -40,22 +24,24 @@ function withoutPort(value: string): string | undefined {
   return match[2] === undefined || Number(match[2]) <= 65535 ? match[1] : undefined;
 }
 
-/** The canonical key of an address, or undefined when `raw` is not an IP address. */
+/** `::a.b.c.d`: IPv4-compatible (deprecated), which ipaddr.js reads as IPv4-mapped; it is an IPv6 address of `::`'s /64. */
+const IPV4_COMPATIBLE = /^::\d+\.\d+\.\d+\.\d+$/;
+
+/**
+ * The canonical key of an address, or undefined when `raw` is not an IP address. Node decides what is an
+ * address (as it does for Fastify's request.ip: no leading zeros in IPv4); ipaddr.js reads an IPv6 one.
+ */
 export function canonicalAddress(raw: string): string | undefined {
   const value = withoutPort(raw.trim())?.replace(/%[0-9a-z._~-]+$/i, ''); // a zone index names no other host
   if (value === undefined) return undefined;
   if (isIPv4(value)) return value;
   if (!isIPv6(value)) return undefined;
-  const mapped = MAPPED_V4.exec(value);
-  if (mapped?.[1] && isIPv4(mapped[1])) return mapped[1];
-  const groups = ipv6Groups(value);
-  if (groups.length !== 8 || groups.some((g) => !Number.isInteger(g))) return undefined;
-  // ::ffff:a.b.c.d written with hex groups (::ffff:cb00:7107) is the same IPv4 client.
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
-    const [hi, lo] = [groups[6]!, groups[7]!];
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return `${groups
+  // Node takes anything after a % as a zone index (ipaddr.js does not): the address is what comes before.
+  const unzoned = value.split('%', 1)[0]!;
+  const address = ipaddr.IPv6.parse(IPV4_COMPATIBLE.test(unzoned) ? '::' : unzoned);
+  // ::ffff:a.b.c.d, in either spelling (::ffff:cb00:7107), is the same IPv4 client.
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address().toString();
+  return `${address.parts
     .slice(0, 4)
     .map((g) => g.toString(16))
     .join(':')}::/64`;

@@ -6,7 +6,8 @@
 // (src/http/bearer-challenge.ts).
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
-import { NO_IDENTITY, type CredentialCore, type Identity } from '../auth/credentials.ts';
+import type { CredentialCore } from '../auth/credentials.ts';
+import { NO_IDENTITY, type Identity } from '../auth/identity.ts';
 import { readCredential } from './credentials.ts';
 import { sendEnvelope } from './envelope.ts';
 import { UNKNOWN_BEARER, challenge, refuseAccessToken, refuseApplicationToken } from './bearer-challenge.ts';

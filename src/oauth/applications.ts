@@ -58,7 +58,7 @@ export async function connectedApplications(
     );
   const counted = await db
     .selectFrom(appIds.as('apps'))
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   const rows = await db
     .selectFrom(appIds.as('apps'))
@@ -78,7 +78,7 @@ export async function connectedApplications(
     const latest = (table: 'oauth_access_tokens' | 'oauth_refresh_tokens') => {
       return db
         .selectFrom(table)
-        .select((eb) => ['client_id', eb.fn.max<number | string>('created_at').as('at')])
+        .select((eb) => ['client_id', eb.fn.max('created_at').as('at')])
         .where('user_id', '=', userId)
         .where('client_id', 'in', ids)
         .where(liveAt(table, now))
@@ -86,8 +86,7 @@ export async function connectedApplications(
         .execute();
     };
     for (const found of [await latest('oauth_access_tokens'), await latest('oauth_refresh_tokens')])
-      for (const r of found)
-        lastIssued.set(r.client_id, Math.max(lastIssued.get(r.client_id) ?? 0, Number(r.at)));
+      for (const r of found) lastIssued.set(r.client_id, Math.max(lastIssued.get(r.client_id) ?? 0, r.at));
   }
   const applications: ConnectedApplication[] = rows.map((r) => ({
     clientId: r.id,
@@ -95,11 +94,11 @@ export async function connectedApplications(
     avatar: r.avatar,
     // no approval: a grant an operator made
     scope: r.scope ?? '',
-    approvedAt: r.updated_at === null ? null : Number(r.updated_at),
+    approvedAt: r.updated_at,
     lastUsedAt: lastIssued.get(r.id) ?? null,
   }));
   applications.sort((a, b) => a.name.localeCompare(b.name) || a.clientId.localeCompare(b.clientId));
-  return { applications, total: Number(counted.n) };
+  return { applications, total: counted.n };
 }
 
 /** The tables of what an application holds: the approvals, then the tokens and codes it obtained. */

@@ -3,7 +3,7 @@
 // a bearer identity carries its scopes' privileges, nothing while its application's owner is banned (the
 // owner's privileges come with the same row, through the client's join: no query of their own); a token of
 // no user (the client credentials grant) is the application's own; ending one ends its whole grant.
-import type { BearerTokens } from '../auth/credentials.ts';
+import type { BearerTokens } from '../auth/credential-lookup.ts';
 import { revokeGrantOfAccessToken } from './repository.ts';
 import { scopePrivileges } from './scopes.ts';
 

@@ -53,7 +53,7 @@ function toClient(row: ClientRow): OAuthClient {
     avatar: row.avatar,
     redirectUris: Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string') : [],
     secretHash: row.secret_hash ?? undefined,
-    created: Number(row.created_at),
+    created: row.created_at,
   };
 }
 

@@ -98,12 +98,12 @@ export async function startDeviceAuthorization(
 export async function countPendingDeviceCodes(db: Db, clientId: string, now: number): Promise<number> {
   const row = await db
     .selectFrom('oauth_device_codes')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('client_id', '=', clientId)
     .where('status', '=', 'pending')
     .where('expires_at', '>', now)
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 export async function findDeviceCode(db: Db, deviceCodeHash: string): Promise<DeviceCodeRow | undefined> {
@@ -174,7 +174,7 @@ export async function recordPoll(db: Db, deviceCodeHash: string, now: number): P
     .where('interval_s', '<', DEVICE_CODE_TTL_S)
     .execute();
   const row = await findDeviceCode(db, deviceCodeHash);
-  return row ? Number(row.interval_s) : DEVICE_POLL_INTERVAL_S;
+  return row ? row.interval_s : DEVICE_POLL_INTERVAL_S;
 }
 
 /** Marks an approved code used; false when it already was (exactly one exchange wins a race). */

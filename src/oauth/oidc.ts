@@ -7,6 +7,7 @@
 // tokend keeps no email address, name or picture: no other claim is ever made.
 import { createHash } from 'node:crypto';
 import type { Db } from '../store/database.ts';
+import { scopeGrants } from '../auth/scope.ts';
 import { findUserById } from '../users/repository.ts';
 import { ID_TOKEN_TTL_S, type SigningKeys } from './signing-keys.ts';
 import type { TokenResponse } from './issue.ts';
@@ -25,7 +26,7 @@ export const CLAIMS_SUPPORTED = [
 ] as const;
 
 /** Whether a scope string grants OpenID Connect. */
-export const grantsOpenId = (scope: string): boolean => scope.split(' ').includes('openid');
+export const grantsOpenId = (scope: string): boolean => scopeGrants(scope, 'openid');
 
 /** The claims about the user that the scopes grant: sub always; preferred_username with `profile`. */
 export function userClaims(
@@ -33,7 +34,7 @@ export function userClaims(
   scope: string,
 ): { sub: string; preferred_username?: string } {
   const claims: { sub: string; preferred_username?: string } = { sub: String(user.id) };
-  if (scope.split(' ').includes('profile')) claims.preferred_username = user.username;
+  if (scopeGrants(scope, 'profile')) claims.preferred_username = user.username;
   return claims;
 }
 

@@ -8,6 +8,7 @@ import { canMatchText } from '../store/text.ts';
 import { isBanned } from '../auth/privileges.ts';
 import { expiredAt } from '../auth/live.ts';
 import { findUserById } from '../users/repository.ts';
+import { scopeNames } from '../auth/scope.ts';
 import { formatScope } from './scopes.ts';
 import type {
   OAuthAccessTokenTable,
@@ -61,10 +62,10 @@ export async function listClientRowsOfOwner(db: Db, ownerId: number): Promise<Cl
 export async function countClientsOfOwner(db: Db, ownerId: number): Promise<number> {
   const row = await db
     .selectFrom('oauth_clients')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('owner_id', '=', ownerId)
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 /** Whether the owner has a client whose name compares as `nameKey`, other than `except`. */
@@ -115,11 +116,11 @@ export async function consentCounts(db: Db, clientIds: readonly string[]): Promi
   if (clientIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('oauth_consents')
-    .select((eb) => ['client_id', eb.fn.countAll<number | string>().as('n')])
+    .select((eb) => ['client_id', eb.fn.countAll<number>().as('n')])
     .where('client_id', 'in', clientIds)
     .groupBy('client_id')
     .execute();
-  return new Map(rows.map((r) => [r.client_id, Number(r.n)]));
+  return new Map(rows.map((r) => [r.client_id, r.n]));
 }
 
 /** Deletes the client row (what it granted is ended first: src/oauth/applications.ts `endApplication`). */
@@ -426,7 +427,7 @@ export async function addToApproval(
   at: number,
 ): Promise<void> {
   const earlier = (await findConsentScope(db, approval.userId, approval.clientId)) ?? '';
-  const scopes = new Set([...earlier.split(' ').filter(Boolean), ...approval.scopes]);
+  const scopes = new Set([...scopeNames(earlier), ...approval.scopes]);
   await storeApproval(
     db,
     { userId: approval.userId, clientId: approval.clientId, scope: formatScope([...scopes]) },
@@ -439,7 +440,7 @@ export async function addToApproval(
 /** True when the user is banned or gone: no grant may act for them. */
 export async function ownerIsBanned(db: Db, userId: number): Promise<boolean> {
   const owner = await findUserById(db, userId);
-  return owner === undefined || isBanned(Number(owner.privileges));
+  return owner === undefined || isBanned(owner.privileges);
 }
 
 // ---- housekeeping

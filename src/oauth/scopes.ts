@@ -3,6 +3,7 @@
 // (every application learns who the user is: the consent page says so); and OpenID Connect's standard
 // scopes tokend has no data for, which are granted fewer than asked (RFC 6749 §3.3) instead of refused.
 import { TOKEN_PRIVILEGE_DESCRIPTIONS as SAYS, TokenPrivilege } from '../auth/privileges.ts';
+import { scopeNames } from '../auth/scope.ts';
 import { InvalidScope } from './errors.ts';
 
 export interface ScopeInfo {
@@ -61,7 +62,7 @@ export const formatScope = (scopes: readonly string[]): string => [...scopes].so
 /** The token privileges a scope string carries (before limiting them to the owner's privileges). */
 export function scopePrivileges(scope: string): number {
   let bits = 0;
-  for (const name of scope.split(' ')) {
+  for (const name of scopeNames(scope)) {
     const info = Object.hasOwn(SCOPES, name) ? SCOPES[name] : undefined;
     if (info) bits |= info.privileges;
   }

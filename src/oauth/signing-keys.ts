@@ -60,13 +60,6 @@ export interface KeyState {
   stage: KeyStage;
 }
 
-const toNumber = (row: KeyRow): KeyRow => ({
-  ...row,
-  generation: Number(row.generation),
-  created_at: Number(row.created_at),
-  active_from: Number(row.active_from),
-});
-
 /**
  * Each key's stage at `now`, oldest generation first: the current key is the newest generation already
  * signing (or, while none is, as when the clock of the instance that rotated runs ahead, the oldest); a
@@ -74,7 +67,7 @@ const toNumber = (row: KeyRow): KeyRow => ({
  * signing, and published until KEY_RETAIN_S after that; keys past that are left out (they are deleted).
  */
 export function keyStates(rows: readonly KeyRow[], now: number): KeyState[] {
-  const sorted = [...rows].map(toNumber).sort((a, b) => a.generation - b.generation);
+  const sorted = [...rows].sort((a, b) => a.generation - b.generation);
   const signing = sorted.filter((r) => r.active_from <= now);
   const current = signing.length > 0 ? signing[signing.length - 1] : sorted[0];
   const states: KeyState[] = [];
@@ -98,9 +91,7 @@ export function keyStates(rows: readonly KeyRow[], now: number): KeyState[] {
 }
 
 async function readKeys(db: Db): Promise<KeyRow[]> {
-  return (await db.selectFrom('oauth_signing_keys').selectAll().orderBy('generation').execute()).map(
-    toNumber,
-  );
+  return db.selectFrom('oauth_signing_keys').selectAll().orderBy('generation').execute();
 }
 
 /** Deletes the keys past their time in the JWKS; returns how many. */

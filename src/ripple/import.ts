@@ -31,7 +31,6 @@ import { decimalInteger, integerInRange } from '../decimal-integer.ts';
 import { legacyHashOfMd5 } from '../auth/secret.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import { actOutsideRequest, recordEvents } from '../auth/security-log.ts';
-import { nowSeconds } from '../auth/clock.ts';
 import { reserveIds } from '../store/sql-dialect.ts';
 import { explicitIdProblem, MAX_EXPLICIT_ID, RIPPLE_SOURCE_IDS } from '../store/ids.ts';
 import {
@@ -81,7 +80,7 @@ export interface ImportSummary {
 
 export interface ImportOptions {
   dryRun: boolean;
-  /** Unix seconds: the sign-up time of users whose source has none */
+  /** Unix seconds: the import's time (of its security log events), and the sign-up time of users whose source has none */
   now: number;
   /** Called after each page with the rows of a table read and skipped so far, and its row count. */
   progress?: (table: SourceTable, done: number, total: number, skipped: number) => void;
@@ -230,7 +229,7 @@ export async function importRipple(
    * When the page is refused, row by row: a row that collides with one written meanwhile, or whose
    * values the database refuses, is skipped with the reason.
    */
-  const importAct = actOutsideRequest('import', nowSeconds());
+  const importAct = actOutsideRequest('import', options.now);
   const write = async <Row extends { id: number }>(
     table: 'users' | 'tokens',
     rows: Row[],
@@ -402,7 +401,7 @@ export async function importRipple(
             .select(['id', 'privileges'])
             .where('id', 'in', [...new Set(candidates.map((t) => t.user_id))])
             .execute()
-        ).map((u) => [u.id, Number(u.privileges)]),
+        ).map((u) => [u.id, u.privileges]),
       );
       // One read per table for both checks: the rows holding one of these ids or one of these hashes.
       const hashes = candidates.map((t) => t.token_hash);

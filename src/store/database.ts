@@ -4,17 +4,19 @@
 // open. The SQL that differs between the dialects is written in sql-dialect.ts, and nowhere else.
 import type { DatabaseConfig } from '../config.ts';
 import type { Db, PoolName, PoolStats } from './types.ts';
-import { migrateToLatest, pendingMigrations, type MigrationChain } from './migrations.ts';
+import { migrateToLatest, pendingMigrations, type MigrationChain } from './migrator.ts';
 import {
-  IN_PLACE_MIGRATION_LOCK_TABLE,
-  IN_PLACE_MIGRATION_TABLE,
   checkFamilyDatabase,
   inPlaceMigrationTables,
-  inPlaceMigrations,
   inPlaceTables,
   numericUserIds,
   readFamilyCharsets,
 } from './ripple.ts';
+import {
+  IN_PLACE_MIGRATION_LOCK_TABLE,
+  IN_PLACE_MIGRATION_TABLE,
+  inPlaceMigrations,
+} from './in-place-migrations.ts';
 import type { UnknownRow } from 'kysely';
 import { TOKEND_LAYOUT, databaseSchemaOf, familyLayout, type StoreLayout } from './layout.ts';
 import { migrationStatements } from './dry-run.ts';
@@ -92,7 +94,7 @@ async function openDatabase(config: DatabaseConfig, limits: PoolLimits): Promise
   }
 }
 
-/** The in-place mode's migrations (src/store/ripple.ts), recorded in a table of tokend's own. */
+/** The in-place mode's migrations (src/store/in-place-migrations.ts), recorded in a table of tokend's own. */
 const IN_PLACE_CHAIN: MigrationChain = {
   migrations: inPlaceMigrations,
   tableName: IN_PLACE_MIGRATION_TABLE,

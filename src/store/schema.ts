@@ -1,4 +1,7 @@
-// Table definitions: the source of every row type (Selectable<…>) in the repositories.
+// Table definitions: the source of every row type (Selectable<…>) in the repositories. The types are what
+// the rows hold on every backend: each driver gives integers (BIGINT and counts included) as numbers
+// (src/store/drivers/*.ts; in place the family's text `user` as a number too, src/store/ripple.ts), so
+// callers never convert a row's values. test/store/row-types.test.ts holds every backend to it.
 import type { ColumnType, Generated } from 'kysely';
 
 /** Largest id a user or token can have: ids are 32-bit signed integer columns in every dialect. */

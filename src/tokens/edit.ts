@@ -56,20 +56,18 @@ export async function editToken(db: Db, edit: TokenEdit): Promise<TokenEditResul
     if (edit.userId !== undefined) query = query.where('user_id', '=', edit.userId);
     const token = await forUpdate(trx, query).executeTakeFirst();
     if (!token) return { kind: 'not-found' };
-    const userId = Number(token.user_id);
+    const userId = token.user_id;
     // The owner's row locked, as minting locks it: a change of their privileges waits for this edit, so
     // the token never keeps more than the owner holds once both have committed.
     const owner = await forUpdate(
       trx,
       trx.selectFrom('users').select('privileges').where('id', '=', userId),
     ).executeTakeFirst();
-    const before = { description: token.description, privileges: Number(token.privileges) };
+    const before = { description: token.description, privileges: token.privileges };
     const after = {
       description: edit.description ?? before.description,
       privileges:
-        edit.privileges === undefined
-          ? before.privileges
-          : limit(edit.privileges, Number(owner?.privileges ?? 0)),
+        edit.privileges === undefined ? before.privileges : limit(edit.privileges, owner?.privileges ?? 0),
     };
     const changed: string[] = [];
     if (after.description !== before.description) changed.push('description');

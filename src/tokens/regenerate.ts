@@ -33,7 +33,7 @@ export async function regenerateToken(
     const token = await mintToken(trx, {
       layout: request.layout,
       userId: request.userId,
-      requested: Number(old.privileges),
+      requested: old.privileges,
       description: old.description,
       private: false,
       now: request.now,

@@ -41,7 +41,7 @@ function listed({
   expires_at,
   ...token
 }: Pick<TokenRow, 'id' | 'privileges' | 'description' | 'last_updated' | 'expires_at'>): ListedToken {
-  return expires_at === null ? token : { ...token, expires_at: Number(expires_at) };
+  return expires_at === null ? token : { ...token, expires_at };
 }
 
 /**
@@ -126,15 +126,13 @@ const neverUsed = sql<number>`CASE WHEN created_at = last_updated THEN 1 ELSE 0 
 const pageTokensOf = (db: Db, userId: number, now: number) =>
   publicTokensOf(db, userId, now).select(['created_at', 'last_address', neverUsed.as('never_used')]);
 
-/** A row as the drivers give it: numbers may come back as strings, and never_used as 0 or 1. */
-const pageToken = (row: Omit<PageToken, 'never_used'> & { never_used: number | string }): PageToken => ({
-  id: row.id,
-  privileges: Number(row.privileges),
-  description: row.description,
-  last_updated: Number(row.last_updated),
-  expires_at: row.expires_at === null ? null : Number(row.expires_at),
-  created_at: row.created_at === null ? null : Number(row.created_at),
-  never_used: Number(row.never_used) === 1,
+/** A row as read: never_used as the 0 or 1 the SQL gives. */
+const pageToken = ({
+  never_used,
+  ...row
+}: Omit<PageToken, 'never_used'> & { never_used: number }): PageToken => ({
+  ...row,
+  never_used: never_used === 1,
   last_address: row.last_address ?? null,
 });
 
@@ -228,7 +226,7 @@ export async function deleteExpiredTokens(db: Db, act: Act): Promise<number> {
         trx,
         act,
         rows
-          .filter((r) => Number(r.session) === 0)
+          .filter((r) => r.session === 0)
           .map((r) => ({ userId: r.user_id, kind: 'token.revoked', tokenId: r.id, detail: 'expiry' })),
       );
       return rows.length;
@@ -246,13 +244,13 @@ export async function deleteExpiredTokens(db: Db, act: Act): Promise<number> {
 export async function countSha256PublicTokens(db: Db, now: number): Promise<number> {
   const row = await db
     .selectFrom('tokens')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('private', '=', 0)
     .where('session', '=', 0)
     .where((eb) => eb(eb.fn('length', ['token_hash']), '=', SHA256_HEX_LENGTH))
     .where(unexpiredAt('tokens', now))
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 /** Every token of a user, private ones too (for operators). */
@@ -335,7 +333,7 @@ export async function fixTokenPrivileges(db: Db, scope: FixScope): Promise<FixRe
       .select((eb) => eb.fn.max('chunk.id').as('last'))
       .executeTakeFirst();
     if (bound?.last === null || bound?.last === undefined) return result;
-    const last = Number(bound.last);
+    const last = bound.last;
     let chunkUpdate = update().where('id', '<=', last);
     if (after !== undefined) chunkUpdate = chunkUpdate.where('id', '>', after);
     const r = await chunkUpdate.executeTakeFirst();

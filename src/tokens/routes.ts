@@ -16,7 +16,8 @@ import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-
 import { sendEnvelope } from '../http/envelope.ts';
 import { refuseAccessToken } from '../http/bearer-challenge.ts';
 import { ANY_IDENTITY, identityOf, type CredentialRule } from '../http/plugin.ts';
-import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/credentials.ts';
+import { NO_IDENTITY, type AccessTokenIdentity, type Identity } from '../auth/identity.ts';
+import { scopeGrants } from '../auth/scope.ts';
 import { TokenPrivilege, missingTokenPrivileges } from '../auth/privileges.ts';
 import { listPublicTokens, deletePublicTokenOfUser, type ListedToken } from './repository.ts';
 import { loginForToken } from './service.ts';
@@ -50,7 +51,6 @@ type Handler<Schema extends FastifySchema> = RouteHandlerMethod<
 
 /** The OAuth scope a bearer token needs to list the user's API tokens. */
 export const LIST_TOKENS_SCOPE = 'read_confidential';
-const hasScope = (granted: string, scope: string): boolean => granted.split(' ').includes(scope);
 
 export const FIX_PRIVILEGES_NEEDS = TokenPrivilege.ManageUser | TokenPrivilege.APIMeta;
 /**
@@ -224,7 +224,7 @@ export async function tokenRoutes(instance: FastifyInstance): Promise<void> {
 
   app.get('/tokens', { schema: listSchema, config: { identify: LIST_TAKES } }, async (request, reply) => {
     const identity = identityOf(request, LIST_TAKES.takes);
-    if (identity.kind === 'bearer' && !hasScope(identity.scope, LIST_TOKENS_SCOPE))
+    if (identity.kind === 'bearer' && !scopeGrants(identity.scope, LIST_TOKENS_SCOPE))
       return refuseAccessToken(
         reply,
         identity,

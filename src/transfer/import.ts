@@ -64,8 +64,8 @@ export async function importDatabase(
     const { n } = (await (database as unknown as AnyDb)
       .selectFrom(name)
       .select((eb) => eb.fn.countAll().as('n'))
-      .executeTakeFirstOrThrow()) as { n: number | string | bigint };
-    if (Number(n) > 0)
+      .executeTakeFirstOrThrow()) as { n: number };
+    if (n > 0)
       throw new ImportError(
         `the target database is not empty (${name} has ${n} rows); import into a new database after "tokend migrate"`,
       );

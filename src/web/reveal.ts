@@ -102,6 +102,6 @@ export async function takeReveal(
     .where('session_id', '=', owner.sessionId)
     .where('token_id', '=', tokenId)
     .executeTakeFirst();
-  if (Number(deleted.numDeletedRows) !== 1 || Number(row.created_at) <= now - REVEAL_TTL_S) return undefined;
+  if (Number(deleted.numDeletedRows) !== 1 || row.created_at <= now - REVEAL_TTL_S) return undefined;
   return open(owner, tokenId, row.sealed);
 }

@@ -8,7 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MIGRATIONS } from '../../src/store/migrations.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import { cliHarness, listeningOrigin, MAIN, onlyJson, runCli, runProcess } from '../helpers/cli.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { startTokend, type TokendProcess } from '../helpers/real-server.ts';

@@ -27,13 +27,13 @@ import { familyPasswordHash, md5 } from '../helpers/ripple-schema.ts';
 import { hashTokenSecret } from '../../src/auth/secret.ts';
 import { loadConfig } from '../../src/config.ts';
 import { migrateDatabase, openStore, showPendingMigrations } from '../../src/store/database.ts';
+import { inPlaceMigrationTables } from '../../src/store/ripple.ts';
 import {
   FAMILY_CHANGES,
   IN_PLACE_MIGRATION_LOCK_TABLE,
   IN_PLACE_MIGRATION_TABLE,
-  inPlaceMigrationTables,
   inPlaceMigrations,
-} from '../../src/store/ripple.ts';
+} from '../../src/store/in-place-migrations.ts';
 import { mysqlKysely } from '../../src/store/drivers/mysql.ts';
 import { Migrator } from 'kysely/migration';
 import { fixTokenPrivileges } from '../../src/tokens/repository.ts';
@@ -845,7 +845,7 @@ describe(
       assert.match(again.stdout, /up to date/);
 
       // undone, the table is what it was
-      const [migration] = (await import('../../src/store/ripple.ts')).IN_PLACE_MIGRATIONS;
+      const [migration] = (await import('../../src/store/in-place-migrations.ts')).IN_PLACE_MIGRATIONS;
       const { Kysely, MysqlDialect } = await import('kysely');
       const handle = new Kysely<Record<string, never>>({
         dialect: new MysqlDialect({ pool: (await import('mysql2')).createPool({ uri: db.database.url }) }),

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, migrationTarget, type Harness } from '../helpers/app.ts';
 import { registerClient } from '../helpers/oauth.ts';
-import { MIGRATIONS } from '../../src/store/migrations.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import { issueAccessToken } from '../../src/oauth/issue.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, migrationTarget, type Harness } from '../helpers/app.ts';
-import { MIGRATIONS } from '../../src/store/migrations.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import { clientNameKey } from '../../src/oauth/clients.ts';
 import { insertClient } from '../../src/oauth/repository.ts';
 

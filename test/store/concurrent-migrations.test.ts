@@ -7,8 +7,8 @@ import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { createFamilyDatabase, createTestDatabase } from '../helpers/databases.ts';
 import { migrateDatabase, openStore } from '../../src/store/database.ts';
-import { MIGRATIONS } from '../../src/store/migrations.ts';
-import { IN_PLACE_MIGRATIONS, IN_PLACE_MIGRATION_TABLE } from '../../src/store/ripple.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
+import { IN_PLACE_MIGRATIONS, IN_PLACE_MIGRATION_TABLE } from '../../src/store/in-place-migrations.ts';
 
 const INSTANCES = 8;
 

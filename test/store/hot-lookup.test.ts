@@ -12,7 +12,7 @@ import { bearerTokens } from '../../src/oauth/bearer.ts';
 import { issueAccessToken } from '../../src/oauth/issue.ts';
 import { registerClient } from '../helpers/oauth.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
-import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credentials.ts';
+import { LOOKUP_BATCH_MAX, credentialLookup } from '../../src/auth/credential-lookup.ts';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { familyTokenHash, hashTokenSecret, legacyTokenHash } from '../../src/auth/secret.ts';

@@ -6,19 +6,21 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.ts';
-import { MIGRATIONS } from '../../src/store/migrations.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import {
-  COVERED_BY_FAMILY_CHANGES,
-  OWN_TABLE_MIGRATIONS,
-  FAMILY_CHANGES,
-  FAMILY_CHANGES_UNDONE,
   FAMILY_FORM_CHARSETS,
-  IN_PLACE_MIGRATIONS,
   OWN_TABLE_CHARSET,
   OWN_TABLE_COLLATION,
   inPlaceMigrationTables,
   inPlaceTables,
 } from '../../src/store/ripple.ts';
+import {
+  COVERED_BY_FAMILY_CHANGES,
+  OWN_TABLE_MIGRATIONS,
+  FAMILY_CHANGES,
+  FAMILY_CHANGES_UNDONE,
+  IN_PLACE_MIGRATIONS,
+} from '../../src/store/in-place-migrations.ts';
 import { migrationStatements, recordingKysely } from '../../src/store/dry-run.ts';
 
 const db: Kysely<Database> = recordingKysely('mysql', [inPlaceTables()]);

@@ -6,8 +6,8 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body } from '../helpers/app.ts';
 import { cliHarness } from '../helpers/cli.ts';
 import type { RowDataPacket } from 'mysql2/promise';
-import { MIGRATIONS } from '../../src/store/migrations.ts';
-import { IN_PLACE_MIGRATIONS } from '../../src/store/ripple.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
+import { IN_PLACE_MIGRATIONS } from '../../src/store/in-place-migrations.ts';
 
 for (const dialect of DIALECTS.filter((d) => d !== 'ripple')) {
   describe(`usernames [${dialect}]`, () => {

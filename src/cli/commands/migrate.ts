@@ -51,7 +51,7 @@ export const migrateCommand: LeafCommand = {
     const { database, dbTimeoutMs } = await ctx.config();
     const { databaseSchemaOf, migrateDatabase, showPendingMigrations } =
       await import('../../store/database.ts');
-    const { FAMILY_CHANGES_MIGRATION } = await import('../../store/ripple.ts');
+    const { FAMILY_CHANGES_MIGRATION } = await import('../../store/in-place-migrations.ts');
     const inPlace = databaseSchemaOf(database) === 'ripple';
     if (args.flag('dry-run')) {
       const pending = await showPendingMigrations(database, { timeoutMs: dbTimeoutMs });

@@ -139,7 +139,7 @@ const list: LeafCommand = {
       private: t.private !== 0,
       session: t.session !== 0,
       last_updated: t.last_updated,
-      expires_at: t.expires_at === null ? null : Number(t.expires_at),
+      expires_at: t.expires_at,
     }));
     const text =
       tokens.length === 0

@@ -34,6 +34,7 @@ import { findConsentScope, insertCode, ownerIsBanned, saveConsent } from '../rep
 import { SCOPES, formatScope, parseScope, scopeCovers } from '../scopes.ts';
 import { redirectUriMatches } from '../redirect-match.ts';
 import { hintedSubject } from '../oidc.ts';
+import { scopeNames } from '../../auth/scope.ts';
 import { newOAuthSecret, sha256Hex } from '../secrets.ts';
 import { issuerOf } from './metadata.ts';
 
@@ -201,7 +202,7 @@ async function alreadyApproved(
   authz: AuthorizationRequest,
 ): Promise<boolean> {
   const approved = await findConsentScope(deps.db, user.userId, authz.client.id);
-  return approved !== undefined && scopeCovers(approved.split(' ').filter(Boolean), authz.scopes);
+  return approved !== undefined && scopeCovers(scopeNames(approved), authz.scopes);
 }
 
 async function showConsent(
@@ -337,7 +338,7 @@ export function authorizePostEndpoint(deps: ConsentPageDeps) {
       );
       if (!allowed) return reply;
       const earlier = (await findConsentScope(deps.db, user.userId, authz.client.id)) ?? '';
-      const approved = new Set([...earlier.split(' ').filter(Boolean), ...authz.scopes]);
+      const approved = new Set([...scopeNames(earlier), ...authz.scopes]);
       await saveConsent(
         deps.db,
         {

@@ -64,7 +64,7 @@ async function findLiveToken(
     if (!row || !isLive(row, deps.now())) return undefined;
     const owner = await findUserById(deps.db, row.user_id);
     if (!owner) return undefined;
-    const user = { id: owner.id, username: owner.username, privileges: Number(owner.privileges) };
+    const user = { id: owner.id, username: owner.username, privileges: owner.privileges };
     return {
       user,
       banned: isBanned(user.privileges),
@@ -104,8 +104,8 @@ export function introspectEndpoint(deps: OAuthDeps) {
       scope: token.scope,
       client_id: token.client_id,
       token_type: token.token_type,
-      exp: Number(token.expires_at),
-      iat: Number(token.created_at),
+      exp: token.expires_at,
+      iat: token.created_at,
     };
     // An application's own token claims no user: no sub, no username, no privileges.
     if (!token.user) return noStore(reply).send({ ...facts, privileges: 0 });

@@ -70,10 +70,10 @@ export async function handle(
   await deps.limits.admit(client.id, row.user_id);
 
   const user = await findUserById(deps.db, row.user_id);
-  if (!user || isBanned(Number(user.privileges)))
+  if (!user || isBanned(user.privileges))
     throw new InvalidGrant('The account of this authorization is banned.');
 
-  const authTime = row.auth_time === null ? null : Number(row.auth_time);
+  const authTime = row.auth_time;
   const grant = { clientId: client.id, userId: row.user_id, scope: row.scope, family: codeHash, authTime };
   await readyToSign(deps.keys, row.scope);
   const issued = await deps.db

@@ -43,14 +43,14 @@ export async function handle(
   if (row.status === 'pending')
     throw new AuthorizationPending('The user has not approved or denied the request yet.');
   if (row.status === 'denied') throw new AccessDenied('The user denied the request.');
-  const userId = Number(row.user_id);
+  // An approved code holds the user who approved it (approveDeviceCode).
+  const userId = row.user_id!;
   // Proven: an approved code of this client acts for its user, and from here on it is counted.
   await deps.limits.admit(client.id, userId);
   const user = await findUserById(deps.db, userId);
-  if (!user || isBanned(Number(user.privileges)))
-    throw new InvalidGrant('The account of this sign-in is banned.');
+  if (!user || isBanned(user.privileges)) throw new InvalidGrant('The account of this sign-in is banned.');
 
-  const authTime = row.auth_time === null ? null : Number(row.auth_time);
+  const authTime = row.auth_time;
   const grant = { clientId: client.id, userId, scope: row.scope, family: hash, authTime };
   await readyToSign(deps.keys, row.scope);
   const issued = await deps.db.transaction().execute(async (trx) => {

@@ -13,6 +13,7 @@ import { readyToSign, withIdToken } from '../oidc.ts';
 import type { GrantRequest } from './grant-request.ts';
 import { endReusedGrant } from './reuse.ts';
 import { formatScope, parseScope, scopeCovers } from '../scopes.ts';
+import { scopeNames } from '../../auth/scope.ts';
 import { sha256Hex } from '../secrets.ts';
 
 export const grantType = 'refresh_token';
@@ -51,16 +52,15 @@ export async function handle(
     throw new InvalidGrant('The account this refresh token acts for is banned.');
 
   // A narrower scope may be asked for (RFC 6749 §6); the new refresh token keeps the original one.
-  const original = parseScope(row.scope);
   let scope = row.scope;
   if (params.scope !== undefined) {
     const asked = parseScope(params.scope);
-    if (!scopeCovers(original, asked))
+    if (!scopeCovers(scopeNames(row.scope), asked))
       throw new InvalidScope('The requested scope exceeds the scope originally granted.');
     scope = formatScope(asked);
   }
 
-  const authTime = row.auth_time === null ? null : Number(row.auth_time);
+  const authTime = row.auth_time;
   const grant = { clientId: client.id, userId: row.user_id, scope, family: row.family, authTime };
   await readyToSign(deps.keys, scope);
   const issued = await deps.db

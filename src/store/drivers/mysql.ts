@@ -131,6 +131,8 @@ export async function mysqlKysely(
     uri: url,
     connectionLimit: limits.poolSize,
     connectTimeout: limits.connectTimeoutMs,
+    // BIGINT (and COUNT(*)) as numbers, as src/store/schema.ts types them: every one here fits in 2^53
+    // (one that did not would come back as a string rather than lose digits).
     supportBigNumbers: true,
     enableKeepAlive: true,
   });

@@ -25,17 +25,24 @@ interface PostgresLimits extends PoolLimits {
 
 const noop = () => {};
 
-/**
- * pg, with the store's types: it returns BIGINT as strings by default, and every BIGINT here fits in
- * 2^53; a char(n) value (the hash columns) comes back padded with spaces to n, which a hash shorter than
- * its column (a token's legacy MD5 form, src/auth/secret.ts) is not: it comes back as it was stored. The
- * parsers run once per value as pg reads a row, so no caller ever sees a padded hash.
- */
 async function loadDriver(): Promise<typeof pg> {
   const { default: driver } = await import('pg');
-  driver.types.setTypeParser(driver.types.builtins.INT8, (v) => Number(v));
-  driver.types.setTypeParser(driver.types.builtins.BPCHAR, (v) => v.trimEnd());
   return driver;
+}
+
+/**
+ * The store's types, given to each of its pools (never set process-wide, where they would change what
+ * any other pg client in the process reads): pg returns BIGINT (and COUNT(*)) as strings by default,
+ * and every BIGINT here fits in 2^53, so they are numbers, as src/store/schema.ts types them; a char(n)
+ * value (the hash columns) comes back padded with spaces to n, which a hash shorter than its column (a
+ * token's legacy MD5 form, src/auth/secret.ts) is not: it comes back as it was stored. The parsers run
+ * once per value as pg reads a row, so no caller ever sees a padded hash or a numeric string.
+ */
+function storeTypes(driver: typeof pg): pg.CustomTypesConfig {
+  const types = new driver.TypeOverrides();
+  types.setTypeParser(driver.types.builtins.INT8, (v: string) => Number(v));
+  types.setTypeParser(driver.types.builtins.BPCHAR, (v: string) => v.trimEnd());
+  return types;
 }
 
 /**
@@ -97,6 +104,7 @@ class PostgresClientWithTimeouts {
 function makePool(driver: typeof pg, url: string, limits: PostgresLimits): pg.Pool {
   const pool = new driver.Pool({
     connectionString: url,
+    types: storeTypes(driver),
     max: limits.poolSize,
     // Covers both opening a connection and waiting for a free one.
     connectionTimeoutMillis: limits.connectTimeoutMs,
