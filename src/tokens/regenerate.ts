@@ -15,8 +15,8 @@ export interface RegeneratedToken {
 }
 
 /**
- * Replaces one of the user's public tokens by a new one with the same description, privileges and expiry,
- * in one transaction: the old one is deleted as the token page's and the API's revocation by id delete it
+ * Replaces one of the user's public tokens by a new one with the same description and privileges (and the
+ * same expiry, unless `expiresAt` gives a new one), in one transaction: the old one is deleted as the token page's and the API's revocation by id delete it
  * (so its secret stops working from the next request on), and the new one is minted by mintToken, whose
  * rules all apply (its privileges limited by the owner's as stored now; the per-user cap, which the old
  * token no longer counts against). Undefined when the user has no such live token, or when a concurrent
@@ -24,7 +24,16 @@ export interface RegeneratedToken {
  */
 export async function regenerateToken(
   db: Db,
-  request: { layout: StoreLayout; userId: number; tokenId: number; now: number; cap: number; act: Act },
+  request: {
+    layout: StoreLayout;
+    userId: number;
+    tokenId: number;
+    now: number;
+    cap: number;
+    act: Act;
+    /** the new token's expiry (Unix seconds, or null: never); undefined: the old token's */
+    expiresAt?: number | null;
+  },
 ): Promise<RegeneratedToken | undefined> {
   const run = async (trx: Db): Promise<RegeneratedToken | undefined> => {
     const old = await findPublicTokenOfUser(trx, request.userId, request.tokenId, request.now);
@@ -37,12 +46,13 @@ export async function regenerateToken(
       description: old.description,
       private: false,
       now: request.now,
-      expiresAt: old.expires_at ?? null,
+      expiresAt: request.expiresAt === undefined ? (old.expires_at ?? null) : request.expiresAt,
       cap: request.cap,
       act: request.act,
       detail: `regenerated ${old.id}`,
     });
-    return { replaced: old.id, token, description: old.description, expiresAt: old.expires_at };
+    const expiresAt = request.expiresAt === undefined ? old.expires_at : (request.expiresAt ?? undefined);
+    return { replaced: old.id, token, description: old.description, expiresAt };
   };
   return withEvents(db, request.act, run);
 }

@@ -17,6 +17,8 @@ export interface CreateFormView {
   expiry?: ExpiryInput;
   /** sudo mode has lapsed: forms that need it ask for the password */
   needsPassword: boolean;
+  /** the same form editing a token (`tokens/:id/edit`): its address, no expiry, a way back */
+  editing?: { tokenId: number };
 }
 
 export interface PrivilegeChoice {
@@ -39,14 +41,17 @@ export interface ExpiryInput {
 /** The id of the error's message when it sits next to the field it is about. */
 const FIELD_ERROR_ID = 'field-error';
 
-const inError = (view: CreateFormView, field: CreateField): boolean =>
+/** What says whether a field is in error: the error and the field it is about. */
+type ErrorState = Pick<CreateFormView, 'error' | 'errorField'>;
+
+const inError = (view: ErrorState, field: CreateField): boolean =>
   view.error !== undefined && view.errorField === field;
 
 /**
  * The error's message, to place next to `field` (above it, so that the field's focus scrolls both into
  * view), when the error is about that field.
  */
-function fieldError(view: CreateFormView, field: CreateField): Html | '' {
+function fieldError(view: ErrorState, field: CreateField): Html | '' {
   return inError(view, field)
     ? html`<p class="error field-error" role="alert" id="${FIELD_ERROR_ID}">${view.error}</p>`
     : '';
@@ -56,7 +61,7 @@ function fieldError(view: CreateFormView, field: CreateField): Html | '' {
  * The attributes of a form field: what describes it (`describedBy`, a hint's id), and when the error is
  * about it, the focus, the mark and the error's message first among what describes it.
  */
-function fieldState(view: CreateFormView, field: CreateField, describedBy?: string): Html | '' {
+function fieldState(view: ErrorState, field: CreateField, describedBy?: string): Html | '' {
   if (!inError(view, field)) return describedBy === undefined ? '' : html` aria-describedby="${describedBy}"`;
   const ids = describedBy === undefined ? FIELD_ERROR_ID : `${FIELD_ERROR_ID} ${describedBy}`;
   return html` autofocus aria-invalid="true" aria-describedby="${ids}"`;
@@ -86,9 +91,21 @@ function privilegeChoices(view: CreateFormView): Html {
   </ul>`;
 }
 
-function expiryFields(view: CreateFormView): Html {
-  const chosen = view.expiry?.choice ?? '';
-  const options = [...view.expiryChoices, { value: 'custom', label: 'On a date…' }].map((e) =>
+/** What the expiry fields show: the choices, the dates, what was sent, and an error. */
+export type ExpiryFieldsView = Pick<CreateFormView, 'expiryChoices' | 'dateRange' | 'expiry'> & ErrorState;
+
+/**
+ * The expiry: a list of choices (after `leading`, e.g. the regeneration's "as now", chosen by default) or
+ * a date.
+ */
+export function expiryFields(view: ExpiryFieldsView, leading?: { value: string; label: string }): Html {
+  const chosen = view.expiry?.choice ?? leading?.value ?? '';
+  const choices = [
+    ...(leading ? [leading] : []),
+    ...view.expiryChoices,
+    { value: 'custom', label: 'On a date…' },
+  ];
+  const options = choices.map((e) =>
     e.value === chosen
       ? html`<option value="${e.value}" selected>${e.label}</option>`
       : html`<option value="${e.value}">${e.label}</option>`,
@@ -121,9 +138,11 @@ function expiryFields(view: CreateFormView): Html {
 }
 
 export function createForm(view: CreateFormView): Html {
-  return html`<form method="post" action="/tokens" aria-labelledby="create-title">
+  const editing = view.editing;
+  const action = editing ? `/tokens/${editing.tokenId}/edit` : '/tokens';
+  return html`<form method="post" action="${action}" aria-labelledby="create-title">
     ${csrfField(view.csrf)}
-    <h2 id="create-title">Create a token</h2>
+    <h2 id="create-title">${editing ? 'Edit this token' : 'Create a token'}</h2>
     <label for="description">Description</label>
     ${fieldError(view, 'description')}
     <input
@@ -139,7 +158,7 @@ export function createForm(view: CreateFormView): Html {
       <legend>Privileges</legend>
       ${fieldError(view, 'privileges')} ${privilegeChoices(view)}
     </fieldset>
-    ${expiryFields(view)}
+    ${editing ? '' : expiryFields(view)}
     ${
       view.needsPassword
         ? confirmPasswordField(
@@ -147,6 +166,12 @@ export function createForm(view: CreateFormView): Html {
           )
         : ''
     }
-    <div class="actions"><button type="submit" class="primary">Create token</button></div>
+    ${
+      editing
+        ? html`<div class="actions">
+            <button type="submit" class="primary">Save changes</button><a href="/tokens">Cancel</a>
+          </div>`
+        : html`<div class="actions"><button type="submit" class="primary">Create token</button></div>`
+    }
   </form>`;
 }

@@ -11,6 +11,12 @@ export const createTokenForm = form({
   confirm_password: text,
 });
 
+/** Editing a token: its description and privileges (checkboxes, so repeated), the password in sudo mode. */
+export const editTokenForm = form({ description: text, privileges: repeatableValue, confirm_password: text });
+
+/** Regenerating a token: its new expiry ('keep', a choice of the list, or a date), the password in sudo mode. */
+export const regenerateTokenForm = form({ expires_in: text, expires_on: text, confirm_password: text });
+
 /** Signing out everywhere: the confirming checkbox and, in sudo mode, the password. */
 export const signOutEverywhereForm = form({ confirm: text, confirm_password: text });
 
@@ -22,6 +28,7 @@ export const tokensPageQuery = {
     sort: repeatableValue,
     created: repeatableValue,
     revoked: repeatableValue,
+    edited: repeatableValue,
     disconnected: repeatableValue,
   },
 } as const;

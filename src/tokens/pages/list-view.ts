@@ -141,7 +141,8 @@ function tokenTable(view: TokensPageView): Html {
         <td role="cell" class="last-used" data-label="Last used">${lastUsedText(t, view.now)}</td>
         <td role="cell" class="expires" data-label="Expires">${expiresText(t.expiresAt, view.now)}</td>
         <td role="cell" class="actions-cell">
-          <a class="button" href="/tokens/${t.id}/regenerate" aria-label="Regenerate ${tokenName(t)}"
+          <a class="button" href="/tokens/${t.id}/edit" aria-label="Edit ${tokenName(t)}">Edit</a
+          ><a class="button" href="/tokens/${t.id}/regenerate" aria-label="Regenerate ${tokenName(t)}"
             >Regenerate</a
           ><a class="button" href="/tokens/${t.id}/revoke" aria-label="Revoke ${tokenName(t)}">Revoke</a>
         </td>

@@ -124,9 +124,11 @@ export async function listRoute(untyped: FastifyInstance, showTokens: ShowTokens
       let notice =
         request.query.revoked !== undefined
           ? 'The token was revoked.'
-          : request.query.disconnected !== undefined
-            ? 'The application was disconnected: its access to your account has ended.'
-            : undefined;
+          : request.query.edited !== undefined
+            ? 'The token was changed. It keeps its secret: anything using it goes on with what it may now do.'
+            : request.query.disconnected !== undefined
+              ? 'The application was disconnected: its access to your account has ended.'
+              : undefined;
       const createdText = firstValue(request.query.created);
       const createdId = createdText === undefined ? undefined : parseTokenId(createdText);
       if (createdId !== undefined) {

@@ -3,6 +3,8 @@ import { type Html, html } from '../../web/html.ts';
 import { confirmPasswordField } from '../../web/session.ts';
 import { csrfField } from '../../web/account-pages.ts';
 import { createdText, expiresText, lastUsedText, type TokenRowView } from './list-view.ts';
+import { expiryFields, type ExpiryFieldsView } from './create-form-view.ts';
+import { plainTime } from '../../utc-time.ts';
 
 /** A token's facts on its confirmation pages. */
 function tokenFacts(t: TokenRowView, now: number, describe: (name: string) => string): Html {
@@ -49,18 +51,29 @@ export function revokePage(view: TokenActionView): Html {
     </form>`;
 }
 
-export function regeneratePage(view: TokenActionView & { needsPassword: boolean; error?: string }): Html {
+/** The regeneration's choice of expiry: "as now" first, then the creation form's choices. */
+export const KEEP_EXPIRY = 'keep';
+
+export function regeneratePage(
+  view: TokenActionView & { needsPassword: boolean; error?: string; expiry: ExpiryFieldsView },
+): Html {
   const t = view.token;
+  const expiryError = view.expiry.errorField === 'expiry';
   return html`<h1>Regenerate this token?</h1>
     ${tokenFacts(t, view.now, view.describe)}
     <p>
-      A new token with a new secret and a new ID replaces it, with the same description, privileges and
-      expiry. <strong>Anything using the old secret stops working at once</strong>: give it the new one.
+      A new token with a new secret and a new ID replaces it, with the same description and privileges, and
+      the expiry you choose (as now, unless you change it).
+      <strong>Anything using the old secret stops working at once</strong>: give it the new one.
     </p>
-    ${view.error ? html`<p class="error" role="alert" id="page-error">${view.error}</p>` : ''}
+    ${view.error && !expiryError ? html`<p class="error" role="alert" id="page-error">${view.error}</p>` : ''}
     <form method="post" action="/tokens/${t.id}/regenerate">
       ${csrfField(view.csrf)}
-      ${view.needsPassword ? confirmPasswordField({ autofocus: view.error !== undefined }) : ''}
+      ${expiryFields(view.expiry, {
+        value: KEEP_EXPIRY,
+        label: t.expiresAt === undefined ? 'As now: never' : `As now: ${plainTime(t.expiresAt)} UTC`,
+      })}
+      ${view.needsPassword ? confirmPasswordField({ autofocus: view.error !== undefined && !expiryError }) : ''}
       <div class="actions">
         <button type="submit" class="primary">Regenerate token</button>
         <a href="/tokens">Cancel</a>
