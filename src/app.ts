@@ -17,6 +17,7 @@ import { authorizationPages, authorizationServer } from './oauth/plugin.ts';
 import { applicationPages } from './oauth/pages/applications-page.ts';
 import { bearerTokens } from './oauth/bearer.ts';
 import { SigningKeys } from './oauth/signing-keys.ts';
+import { applicationContinuedTo } from './oauth/clients.ts';
 import { AJV_OPTIONS, lazySchemaController } from './http/schema-compilers.ts';
 import { apiNotFound, makeErrorHandler, rootNotFound } from './http/errors.ts';
 import { readBodies, readEveryBodyAsJson } from './http/bodies.ts';
@@ -164,6 +165,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ),
   };
   app.decorate('tokend', services);
+  // The name every page shows (src/web/layout.ts reads it from the reply it answers with).
+  app.decorateReply('serverName', config.serverName);
   observeServices(services.metrics, services);
   lastUsed.start(config.lastUsedFlushMs);
   services.expiry.start(config.tokenSweepIntervalS * 1000);
@@ -223,7 +226,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The web pages, at the server root, in one context: the page kit (sign-in and sign-out among it), then
   // each feature's pages beside it, each in a context of its own.
   await app.register(async (site) => {
-    await site.register(webPlugin);
+    await site.register(webPlugin, {
+      // The sign-in page names the application an authorization request continues to.
+      continuesTo: (next) => applicationContinuedTo(store.db, next),
+    });
     await site.register(securityLogPages);
     await site.register(tokensPages, { apiReference: docsPath(config.basePath) });
     await site.register(authorizationPages);

@@ -2,6 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { MAX_HOPS, NAMED_RANGES, trustEntryProblem, trustFunction, type TrustProxy } from './trust-proxy.ts';
 import { decimalInteger, integerInRange } from './decimal-integer.ts';
+import { showableTextProblem } from './shown-text.ts';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
@@ -89,6 +90,8 @@ export interface Config {
   oauthTokenRate: OAuthTokenRate;
   /** The server's public origin (scheme, host, port), e.g. https://tokens.example; undefined: taken from each request. */
   publicUrl: string | undefined;
+  /** SERVER_NAME: the name every page shows (the community's server, e.g. "Akatsuki"); default "tokend". */
+  serverName: string;
   /** On SIGTERM, how long to keep serving (answering `Connection: close`, not ready) before closing. */
   shutdownDrainMs: number;
   /** RIPPLE_TIME_FORMAT: how the API writes `last_updated` (src/tokens/time-format.ts). */
@@ -274,6 +277,22 @@ function parseSigningKeySecrets(raw: string | undefined): string[] {
   return secrets;
 }
 
+/** Longest SERVER_NAME, in characters. */
+export const SERVER_NAME_MAX = 64;
+
+function parseServerName(raw: string | undefined): string {
+  const name = raw?.trim().replace(/\s+/g, ' ');
+  if (name === undefined || name === '') return 'tokend';
+  if ([...name].length > SERVER_NAME_MAX)
+    throw new ConfigError(
+      'SERVER_NAME',
+      `expected at most ${SERVER_NAME_MAX} characters; got ${[...name].length}`,
+    );
+  const problem = showableTextProblem(name);
+  if (problem !== undefined) throw new ConfigError('SERVER_NAME', `the name ${problem}`);
+  return name;
+}
+
 function parsePublicUrl(raw: string | undefined): string | undefined {
   const value = raw?.trim();
   if (value === undefined || value === '') return undefined;
@@ -376,6 +395,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowS: integer(env, 'OAUTH_TOKEN_RATE_WINDOW_S', 60, 1, 86_400 * 365),
     },
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    serverName: parseServerName(env.SERVER_NAME),
     rippleTimeFormat: parseTimeFormat(env.RIPPLE_TIME_FORMAT),
     signingKeySecrets: parseSigningKeySecrets(env.SIGNING_KEY_SECRET),
   };

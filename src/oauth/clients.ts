@@ -311,3 +311,20 @@ export async function deleteClient(db: Db, id: string, act: Act): Promise<boolea
     return true;
   });
 }
+
+/**
+ * The name of the application a sign-in's `next` page continues to, when that page is an authorization
+ * request (`/oauth/authorize?client_id=…`) of a registered application; otherwise undefined.
+ */
+export async function applicationContinuedTo(db: Db, next: string): Promise<string | undefined> {
+  let url: URL;
+  try {
+    url = new URL(next, 'http://this.server');
+  } catch {
+    return undefined;
+  }
+  if (url.origin !== 'http://this.server' || url.pathname !== '/oauth/authorize') return undefined;
+  const id = url.searchParams.get('client_id');
+  if (id === null || !possibleClientId(id)) return undefined;
+  return (await findClient(db, id))?.name;
+}

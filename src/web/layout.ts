@@ -20,19 +20,29 @@ export interface PageShell {
   scripts?: readonly Asset[];
 }
 
-function layout(title: string, body: Html, style: Html, head: Html): Html {
+declare module 'fastify' {
+  interface FastifyReply {
+    /** SERVER_NAME: whose server the pages are (app.ts decorates every reply with it) */
+    serverName: string;
+  }
+}
+
+function layout(title: string, body: Html, style: Html, head: Html, serverName: string): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
-        <title>${title} · tokend</title>
+        <title>${title} · ${serverName}</title>
         <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml" />
         ${style} ${head}
       </head>
       <body>
-        <main>${body}</main>
+        <main>
+          <p class="brand"><img src="${FAVICON_PATH}" alt="" width="28" height="28" />${serverName}</p>
+          ${body}
+        </main>
       </body>
     </html>`;
 }
@@ -70,5 +80,5 @@ export function pageSender(shell: PageShell): PageSender {
       .header('Content-Security-Policy', contentSecurityPolicy)
       .header('X-Frame-Options', 'DENY')
       .header('X-Content-Type-Options', 'nosniff')
-      .send(layout(title, body, style, head).value);
+      .send(layout(title, body, style, head, reply.serverName ?? 'tokend').value);
 }

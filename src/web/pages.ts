@@ -2,15 +2,12 @@
 // src/oauth/pages/consent-page.ts). Small, accessible, no assets from elsewhere.
 import { type Html, html } from './html.ts';
 import { pageSender } from './layout.ts';
-import { FAVICON_PATH } from './theme.ts';
 
 /** The small pages' own rules, after the shared theme (theme.ts). */
 export const SMALL_PAGE_CSS = `
 main{max-width:26rem}
 label{display:block;margin-top:.9rem}
 .actions{margin-top:1.25rem}
-.brand{display:flex;gap:.5rem;align-items:center;margin:0 0 .75rem;font-weight:600;font-size:1.05rem}
-.brand img{width:28px;height:28px}
 `;
 
 /** The small pages' directives after the stylesheet's and the images': no base URI, never framed. */
@@ -37,6 +34,10 @@ export interface LoginView {
   username?: string;
   /** a note above the form (e.g. that the browser was signed out) */
   notice?: string;
+  /** SERVER_NAME */
+  serverName: string;
+  /** the application an authorization request (the `next` page) continues to, by its name */
+  continuesTo?: string;
 }
 
 /** Attributes of a sign-in field: the focus when the page opens, and the error's link when it is the one in error. */
@@ -50,9 +51,8 @@ function fieldState(view: LoginView, field: LoginField): Html | '' {
 }
 
 export function loginPage(view: LoginView) {
-  // The service's name on the page itself, not only in the tab's title.
-  return html`<p class="brand"><img src="${FAVICON_PATH}" alt="" width="28" height="28" />tokend</p>
-    <h1>Sign in</h1>
+  return html`<h1>Sign in to ${view.serverName}</h1>
+    ${view.continuesTo ? html`<p>to continue to <strong>${view.continuesTo}</strong></p>` : ''}
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.error ? html`<p class="error" role="alert" id="login-error">${view.error}</p>` : ''}
     <form method="post" action="/login">

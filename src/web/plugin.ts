@@ -24,7 +24,16 @@ declare module 'fastify' {
   }
 }
 
-async function webKit(app: FastifyInstance): Promise<void> {
+export interface WebKitOptions {
+  /**
+   * The name of what a sign-in continues to, from its `next` page (an application's authorization
+   * request), for the sign-in page to say so; undefined: nothing to name. Given by app.ts: the kit knows no
+   * feature.
+   */
+  continuesTo?: (next: string) => Promise<string | undefined>;
+}
+
+async function webKit(app: FastifyInstance, options: WebKitOptions): Promise<void> {
   const { store, passwords, loginLimiter, credentials, config, clock, events, failedSignIns } = app.tokend;
   const web: WebDeps = {
     db: store.db,
@@ -51,9 +60,9 @@ async function webKit(app: FastifyInstance): Promise<void> {
     csrfOpts: { hmacKey: CSRF_BINDING_KEY },
   });
   app.setErrorHandler(sendPageError);
-  await webRoutes(app, web);
+  await webRoutes(app, web, options.continuesTo);
   serveAssets(app, [ACCOUNT_STYLESHEET, ACCOUNT_SCRIPT]);
 }
 
 /** The page kit, in the context it is registered in (not a context of its own). */
-export const webPlugin = fp(webKit, { name: 'tokend-web', dependencies: ['@fastify/cookie'] });
+export const webPlugin = fp<WebKitOptions>(webKit, { name: 'tokend-web', dependencies: ['@fastify/cookie'] });

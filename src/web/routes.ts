@@ -67,19 +67,34 @@ const SIGNED_OUT: Readonly<Record<string, string>> = {
     'You have signed out everywhere: every session, connected application and API token of yours has ended.',
 };
 
-export async function webRoutes(untyped: FastifyInstance, deps: WebDeps): Promise<void> {
+export async function webRoutes(
+  untyped: FastifyInstance,
+  deps: WebDeps,
+  continuesTo: (next: string) => Promise<string | undefined> = async () => undefined,
+): Promise<void> {
   const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
   // Every page links the icon; a browser also asks /favicon.ico of any site by itself.
   app.get(FAVICON_PATH, { schema: { hide: true } }, sendIcon);
   app.get('/favicon.ico', { schema: { hide: true } }, sendIcon);
 
-  function showLogin(
+  async function showLogin(
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    view: Omit<LoginView, 'csrf'>,
+    view: Omit<LoginView, 'csrf' | 'serverName' | 'continuesTo'>,
   ) {
-    return sendPage(reply, status, 'Sign in', loginPage({ ...view, csrf: csrfToken(request, reply) }));
+    const app = view.next === undefined ? undefined : await continuesTo(view.next);
+    return sendPage(
+      reply,
+      status,
+      'Sign in',
+      loginPage({
+        ...view,
+        csrf: csrfToken(request, reply),
+        serverName: reply.serverName,
+        ...(app === undefined ? {} : { continuesTo: app }),
+      }),
+    );
   }
 
   app.get(

@@ -14,6 +14,8 @@ const DARK_LINK = '#8fb0ff';
 export const THEME_CSS = `
 :root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5;--text:#1d1d24;--page:#f4f4f7;--card:#fff;--muted:#555;--line:#ddd;--link:${COLOURS.accent}}
 *,*::before,*::after{box-sizing:border-box}
+.brand{display:flex;gap:.5rem;align-items:center;margin:0 0 .75rem;font-weight:600;font-size:1.05rem}
+.brand img{width:28px;height:28px}
 body{margin:0;display:flex;justify-content:center;padding:2rem 1rem;background:var(--page);color:var(--text)}
 main{width:100%;min-width:0;background:var(--card);border-radius:12px;padding:1.5rem 1.75rem;box-shadow:0 2px 12px #0002;overflow-wrap:break-word}
 h1{font-size:1.35rem;margin:0 0 1rem}

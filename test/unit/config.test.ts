@@ -200,6 +200,8 @@ describe('loadConfig()', () => {
     [{ DATABASE_URL: 'mongodb://localhost/db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'data/tokend.db' }, 'DATABASE_URL'],
     [{ SIGNING_KEY_SECRET: '   ' }, 'SIGNING_KEY_SECRET'],
+    [{ SERVER_NAME: 'Akatsuki\u0007' }, 'SERVER_NAME'],
+    [{ SERVER_NAME: 'x'.repeat(65) }, 'SERVER_NAME'],
     [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
     [{ DATABASE_URL: '' }, 'DATABASE_URL'],
     [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],

@@ -90,7 +90,7 @@ for (const dialect of DIALECTS) {
         .set({ expires_at: Math.floor(Date.now() / 1000) })
         .execute();
       const expired = await browser.get('/login');
-      assert.match(expired.body, /<h1>Sign in<\/h1>/);
+      assert.match(expired.body, /<h1>Sign in to tokend<\/h1>/);
     });
 
     it('marks the cookie Secure when the request came over https (through a trusted proxy)', async (t) => {
@@ -260,7 +260,7 @@ for (const dialect of DIALECTS) {
       assert.equal(r.headers.location, '/login?signed_out=1');
       const landed = await browser.get(String(r.headers.location));
       assert.match(landed.body, /<p class="notice" role="status">You have signed out\.<\/p>/);
-      assert.match(landed.body, /<h1>Sign in<\/h1>/);
+      assert.match(landed.body, /<h1>Sign in to tokend<\/h1>/);
       const cleared = rtCookie(r);
       assert.equal(cleared?.value, '');
       assert.equal(browser.cookies.has('rt'), false);

@@ -227,6 +227,7 @@ async function showConsent(
     consentPage({
       csrf: csrfToken(request, reply),
       username: user.username,
+      serverName: reply.serverName,
       client: {
         name: authz.client.name,
         avatar: authz.client.avatar,

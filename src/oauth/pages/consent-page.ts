@@ -47,6 +47,8 @@ export function abilities(scopes: readonly ScopeView[]) {
 interface ConsentView {
   csrf: string;
   username: string;
+  /** SERVER_NAME: whose accounts these are */
+  serverName: string;
   client: { name: string; avatar: string; ownerName: string };
   scopes: readonly ScopeView[];
   /** the authorization request, carried to the POST */
@@ -67,8 +69,8 @@ export function consentPage(view: ConsentView) {
       </div>
     </div>
     <p>
-      <strong>${client.name}</strong> wants to act for your account <strong>${view.username}</strong>. It will
-      be able to:
+      <strong>${client.name}</strong> wants to act for your ${view.serverName} account
+      <strong>${view.username}</strong>. It will be able to:
     </p>
     <ul class="scopes">
       ${abilities(view.scopes)}

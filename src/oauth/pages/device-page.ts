@@ -73,6 +73,8 @@ function enterCodePage(view: { csrf: string; username: string; userCode: string;
 interface ConfirmView {
   csrf: string;
   username: string;
+  /** SERVER_NAME: whose accounts these are */
+  serverName: string;
   userCode: string;
   client: { name: string; avatar: string; ownerName: string };
   scopes: readonly ScopeView[];
@@ -94,8 +96,8 @@ function confirmPage(view: ConfirmView) {
       start this sign-in yourself, deny it.
     </p>
     <p>
-      <strong>${client.name}</strong> wants to act for your account <strong>${view.username}</strong>. It will
-      be able to:
+      <strong>${client.name}</strong> wants to act for your ${view.serverName} account
+      <strong>${view.username}</strong>. It will be able to:
     </p>
     <ul class="scopes">
       ${abilities(view.scopes)}
@@ -237,6 +239,7 @@ export async function devicePages(
       confirmPage({
         csrf: csrfToken(request, reply),
         username: session.username,
+        serverName: reply.serverName,
         userCode: shownUserCode(found.normal),
         client: { name: client.name, avatar: client.avatar, ownerName: owner?.username ?? 'an unknown user' },
         scopes,
