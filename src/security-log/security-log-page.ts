@@ -14,6 +14,7 @@ import {
   type EventKind,
   type LoggedEvent,
 } from '../auth/security-log.ts';
+import { tokenDescriptions } from '../auth/token-names.ts';
 import { firstValue } from '../http/first-value.ts';
 import { integerInRange } from '../decimal-integer.ts';
 import { MAX_ID } from '../store/schema.ts';
@@ -50,26 +51,53 @@ const byAdministrator = (e: LoggedEvent): boolean =>
   e.means === 'cli' || (e.actor_id !== null && e.actor_id !== e.user_id);
 
 /** How the event came about, in a few words: the means and what acted. */
-function meansText(e: LoggedEvent): string {
+function meansText(e: LoggedEvent, names: ReadonlyMap<number, string>): string {
   if (byAdministrator(e)) return 'an administrator';
   const label = MEANS_LABEL[e.means] ?? e.means;
   if (e.means_id === null) return label;
-  if (e.means === 'api') return `${label} (token ${e.means_id})`;
+  if (e.means === 'api') return `${label} (${tokenText(Number(e.means_id), names)})`;
   if (e.means === 'oauth') return `${label} (${e.means_id})`;
   return label;
 }
 
-/** What the event was about: its token or application, and its detail. */
-function aboutText(e: LoggedEvent): string {
+/** How a token revocation came about, in words (the detail the log keeps names it in a word). */
+const REVOKED_HOW: Readonly<Record<string, string>> = {
+  self: 'it revoked itself (the API)',
+  'by-id': 'revoked by its id (the API)',
+  page: 'revoked on the token page',
+  regenerated: 'replaced by a regenerated one',
+  expiry: 'it expired',
+  operator: 'revoked by an administrator',
+};
+
+/** An event's detail in words where the log keeps a code word; else as kept. */
+function detailText(e: LoggedEvent, detail: string): string {
+  if (e.kind === 'token.revoked') return REVOKED_HOW[detail] ?? detail;
+  if (e.kind === 'token.created') {
+    if (detail === 'password') return 'with your password (the API)';
+    const replaced = /^regenerated (\d+)$/.exec(detail);
+    if (replaced) return `replacing token ${replaced[1]}`;
+  }
+  return detail;
+}
+
+/** A token as a person recognises it: its description while it exists, else its id. */
+function tokenText(id: number, names: ReadonlyMap<number, string>): string {
+  const description = names.get(id);
+  return description === undefined || description === '' ? `token ${id}` : `token ${id} “${description}”`;
+}
+
+/** What the event was about: its token (by its description) or application, and its detail. */
+function aboutText(e: LoggedEvent, names: ReadonlyMap<number, string>): string {
   const parts: string[] = [];
   if (e.token_id !== null)
-    parts.push(e.kind === 'session.ended' ? `session ${e.token_id}` : `token ${e.token_id}`);
+    parts.push(e.kind === 'session.ended' ? `session ${e.token_id}` : tokenText(e.token_id, names));
   if (e.client_id !== null) parts.push(`application ${e.client_id}`);
   if (e.repeats !== null)
     parts.push(
       `${e.repeats} more ${e.repeats === 1 ? 'attempt' : 'attempts'} in the ${FAILED_SIGN_IN_WINDOW_S / 60} minutes after this one, from any address (not listed one by one)`,
     );
-  else if (e.detail !== null) parts.push(e.detail);
+  else if (e.detail !== null) parts.push(detailText(e, e.detail));
   return parts.join(' · ');
 }
 
@@ -86,6 +114,8 @@ interface SecurityLogView {
   /** whether this is a later page (a link back to the newest) */
   paged: boolean;
   now: number;
+  /** the descriptions of the user's live tokens the page names, by id */
+  tokenNames: ReadonlyMap<number, string>;
 }
 
 const hrefFor = (kind: EventKind | undefined, before?: number): string => {
@@ -118,9 +148,9 @@ function eventTable(view: SecurityLogView): Html {
       html`<tr role="row">
         <td role="cell" class="description" data-label="Event">${kindLabel(e.kind)}</td>
         <td role="cell" data-label="When">${when(e.at, view.now)}</td>
-        <td role="cell" data-label="By">${meansText(e)}</td>
+        <td role="cell" data-label="By">${meansText(e, view.tokenNames)}</td>
         <td role="cell" class="about" data-label="Details">
-          ${aboutText(e) || html`<span class="muted">—</span>`}
+          ${aboutText(e, view.tokenNames) || html`<span class="muted">—</span>`}
         </td>
         <td role="cell" class="address" data-label="Address">
           ${
@@ -209,11 +239,17 @@ export async function securityLogPages(untyped: FastifyInstance): Promise<void> 
           .map(async (e) => ({ ...e, browser: await userAgentWords(e.user_agent) })),
       );
       const next = rows.length > EVENTS_PER_PAGE ? events[events.length - 1]?.id : undefined;
+      // The tokens the page names, by their descriptions (one query for the page).
+      const ids = events.flatMap((e) => [
+        ...(e.token_id !== null && e.kind !== 'session.ended' ? [e.token_id] : []),
+        ...(e.means === 'api' && e.means_id !== null && /^\d+$/.test(e.means_id) ? [Number(e.means_id)] : []),
+      ]);
+      const tokenNames = await tokenDescriptions(db, user.userId, ids);
       return sendAccountPage(
         reply,
         200,
         'Security log',
-        securityLogPage({ events, kind, next, paged: before !== undefined, now: request.now }),
+        securityLogPage({ events, kind, next, paged: before !== undefined, now: request.now, tokenNames }),
       );
     },
   );
