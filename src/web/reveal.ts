@@ -5,7 +5,10 @@
 // holds its hash), so the row is useless to anyone reading the database and to every other session, the
 // same user's included. Reading it deletes it: a reload, a second tab or the back button finds nothing.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import type { Db } from '../store/database.ts';
+import { COOKIE_NAME } from '../http/credentials.ts';
+import type { Session } from './session.ts';
 import { upsert } from '../store/sql-dialect.ts';
 
 /** How long a sealed secret waits for its page: the redirect takes a moment; a page opened later shows nothing. */
@@ -28,15 +31,29 @@ const keyOf = (sessionSecret: string): Buffer =>
 const boundTo = (owner: RevealOwner, tokenId: number): Buffer =>
   Buffer.from(`session ${owner.sessionId} token ${tokenId}`);
 
-function seal(owner: RevealOwner, tokenId: number, secret: string): string {
+/** Binds a sealed secret that is no token's (an application's) to its session and what it is the secret of. */
+const boundToSubject = (owner: RevealOwner, subject: string): Buffer =>
+  Buffer.from(`session ${owner.sessionId} secret of ${subject}`);
+
+function seal(
+  owner: RevealOwner,
+  tokenId: number,
+  secret: string,
+  aad: Buffer = boundTo(owner, tokenId),
+): string {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', keyOf(owner.sessionSecret), nonce);
-  cipher.setAAD(boundTo(owner, tokenId));
+  cipher.setAAD(aad);
   const sealed = Buffer.concat([nonce, cipher.update(secret, 'utf8'), cipher.final(), cipher.getAuthTag()]);
   return sealed.toString('base64url');
 }
 
-function open(owner: RevealOwner, tokenId: number, sealed: string): string | undefined {
+function open(
+  owner: RevealOwner,
+  tokenId: number,
+  sealed: string,
+  aad: Buffer = boundTo(owner, tokenId),
+): string | undefined {
   const bytes = Buffer.from(sealed, 'base64url');
   if (bytes.length <= NONCE_BYTES + TAG_BYTES) return undefined;
   try {
@@ -45,7 +62,7 @@ function open(owner: RevealOwner, tokenId: number, sealed: string): string | und
       keyOf(owner.sessionSecret),
       bytes.subarray(0, NONCE_BYTES),
     );
-    decipher.setAAD(boundTo(owner, tokenId));
+    decipher.setAAD(aad);
     decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
     const plain = Buffer.concat([
       decipher.update(bytes.subarray(NONCE_BYTES, bytes.length - TAG_BYTES)),
@@ -89,6 +106,7 @@ export async function takeReveal(
   owner: RevealOwner,
   tokenId: number,
   now: number,
+  aad?: Buffer,
 ): Promise<string | undefined> {
   const row = await db
     .selectFrom('token_reveals')
@@ -103,5 +121,42 @@ export async function takeReveal(
     .where('token_id', '=', tokenId)
     .executeTakeFirst();
   if (Number(deleted.numDeletedRows) !== 1 || row.created_at <= now - REVEAL_TTL_S) return undefined;
-  return open(owner, tokenId, row.sealed);
+  return open(owner, tokenId, row.sealed, aad);
 }
+
+/**
+ * The same one showing for a secret that is no token's: an application's new client secret, from the POST
+ * that made it to the application's page. It waits in the session's one reveal row, which then names the
+ * session's own token (no API token ever has a session's id), sealed and bound to `subject` (e.g.
+ * `application <id>`), so that it opens for that page alone.
+ */
+export async function keepSecretForPage(
+  db: Db,
+  owner: RevealOwner,
+  subject: string,
+  secret: string,
+  now: number,
+): Promise<void> {
+  const sealed = seal(owner, owner.sessionId, secret, boundToSubject(owner, subject));
+  await upsert(
+    db,
+    'token_reveals',
+    { session_id: owner.sessionId, token_id: owner.sessionId, sealed, created_at: now },
+    ['session_id'],
+    { token_id: owner.sessionId, sealed, created_at: now },
+  );
+}
+
+/** The secret kept for `subject` in this session, once (as takeReveal); undefined when there is none. */
+export const takeSecretForPage = (
+  db: Db,
+  owner: RevealOwner,
+  subject: string,
+  now: number,
+): Promise<string | undefined> => takeReveal(db, owner, owner.sessionId, now, boundToSubject(owner, subject));
+
+/** The session a reveal belongs to: its row and the secret its cookie carries (which only the browser has). */
+export const revealOwner = (request: FastifyRequest, user: Session): RevealOwner => ({
+  sessionId: user.id,
+  sessionSecret: String(request.cookies[COOKIE_NAME]),
+});

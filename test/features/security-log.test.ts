@@ -458,8 +458,9 @@ for (const dialect of DIALECTS) {
           type: 'confidential',
         }),
       });
-      assert.equal(made.statusCode, 201, made.body);
-      const firstSecret = /id="client-secret"[^>]*value="([A-Za-z0-9_-]{43})"/s.exec(made.body)?.[1];
+      assert.equal(made.statusCode, 303, made.body);
+      const landed = await browser.get(String(made.headers.location));
+      const firstSecret = /id="client-secret"[^>]*value="([A-Za-z0-9_-]{43})"/s.exec(landed.body)?.[1];
       assert.ok(firstSecret);
       const [row] = await h.store.db
         .selectFrom('oauth_clients')
@@ -472,8 +473,9 @@ for (const dialect of DIALECTS) {
         _csrf: csrfOf(confirm.body),
         end_tokens: 'yes',
       });
-      assert.equal(rotated.statusCode, 200, rotated.body);
-      const secondSecret = /id="client-secret"[^>]*value="([A-Za-z0-9_-]{43})"/s.exec(rotated.body)?.[1];
+      assert.equal(rotated.statusCode, 303, rotated.body);
+      const rotatedPage = await browser.get(String(rotated.headers.location));
+      const secondSecret = /id="client-secret"[^>]*value="([A-Za-z0-9_-]{43})"/s.exec(rotatedPage.body)?.[1];
       assert.ok(secondSecret);
       const deleteForm = await browser.get(`/applications/${row.id}/delete`);
       const deleted = await browser.post(`/applications/${row.id}/delete`, {
@@ -725,7 +727,11 @@ for (const dialect of DIALECTS) {
       await proxy.restore();
       await until('the waiting event was published', () => received.length === 1);
       assert.equal(received[0]!.kind, 'token.revoked');
-      assert.equal(await waitingEvents(h.store.db), 0);
+      // Deleted from the outbox once Redis took it: just after the subscriber sees it, not before.
+      assert.ok(
+        await eventually(100, 50, async () => (await waitingEvents(h.store.db)) === 0),
+        'the published event left the outbox',
+      );
       // Away for more than a day: the sweep deletes what waited, counted as dropped.
       await proxy.cut();
       await revokeOne();

@@ -654,7 +654,7 @@ describe(
         redirect_uris: 'https://app.example/callback',
         type: 'confidential',
       });
-      assert.equal(made.statusCode, 201, made.body);
+      assert.equal(made.statusCode, 303, made.body);
       assert.match((await browser.get('/applications')).body, /アプリ 😀/);
       const [[row]] = await db.family.query<RowDataPacket[]>(
         'SELECT id FROM tokend_oauth_clients WHERE name = ?',

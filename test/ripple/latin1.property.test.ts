@@ -283,7 +283,7 @@ if (DIALECTS.includes('ripple'))
                     })
                   : await browser.post(path, { ...fields, _csrf: csrf });
               assertNo5xx(r, `${method} ${path} ${JSON.stringify(fields).slice(0, 200)}`);
-              if (path === '/applications/new' && r.statusCode === 201) {
+              if (path === '/applications/new' && r.statusCode === 303) {
                 registered++;
                 const [rows] = await h.family!.query<RowDataPacket[]>(
                   'SELECT name FROM tokend_oauth_clients WHERE owner_id = ? ORDER BY created_at DESC, id DESC',

@@ -33,12 +33,24 @@ async function register(
 ) {
   const page = await browser.get('/applications/new');
   assert.equal(page.statusCode, 200, page.body);
-  return browser.post('/applications/new', {
+  const answer = await browser.post('/applications/new', {
     _csrf: csrfOf(page.body),
     redirect_uris: REDIRECT_URI,
     type: 'confidential',
     ...fields,
   });
+  if (answer.statusCode === 303)
+    assert.match(
+      String(answer.headers.location),
+      /^\/applications\/[^/?]+\?registered=1$/,
+      'a 303 to its page',
+    );
+  return landed(browser, answer);
+}
+
+/** A form's answer as the browser ends on it: a 303 is followed to the page it leads to. */
+async function landed(browser: InjectBrowser, answer: Awaited<ReturnType<InjectBrowser['post']>>) {
+  return answer.statusCode === 303 ? browser.get(String(answer.headers.location)) : answer;
 }
 
 /** The secret a page shows once, if it shows one. */
@@ -58,7 +70,7 @@ async function clientsOf(h: Harness, ownerId: number) {
 /** Registers a confidential application on the page; its client as the OAuth helpers take it. */
 async function registered(h: Harness, browser: InjectBrowser, owner: TestUser, name = 'Score Tracker') {
   const r = await register(browser, { name });
-  assert.equal(r.statusCode, 201, r.body);
+  assert.equal(r.statusCode, 200, r.body);
   const secret = secretOf(r.body);
   assert.ok(secret, 'the new secret is on the page');
   const rows = await clientsOf(h, owner.id);
@@ -91,7 +103,7 @@ for (const dialect of DIALECTS) {
         redirect_uris: `${REDIRECT_URI}\r\n\r\nhttps://app.example/second\n`,
         avatar: 'https://cdn.example/icon.png',
       });
-      assert.equal(r.statusCode, 201, r.body);
+      assert.equal(r.statusCode, 200, r.body);
       assert.equal(r.headers['cache-control'], 'no-store');
       const secret = secretOf(r.body);
       assert.ok(secret);
@@ -105,6 +117,11 @@ for (const dialect of DIALECTS) {
       assert.ok(!JSON.stringify(row).includes(secret), 'the database keeps only its hash');
       assert.match(r.body, new RegExp(row.id));
 
+      // A reload of the page it landed on shows it no more, and registers nothing again.
+      const reload = await browser.get(`/applications/${row.id}?registered=1`);
+      assert.equal(secretOf(reload.body), undefined);
+      assert.match(reload.body, /shown once already/);
+      assert.equal((await clientsOf(h, owner.id)).length, 1);
       // Never again: neither the application's page nor the list shows it.
       for (const page of [await browser.get(`/applications/${row.id}`), await browser.get('/applications')]) {
         assert.equal(page.statusCode, 200);
@@ -129,7 +146,7 @@ for (const dialect of DIALECTS) {
       const h = await build(t, dialect);
       const { user: owner, browser } = await signedInUser(h);
       const r = await register(browser, { name: 'Native', type: 'public' });
-      assert.equal(r.statusCode, 201, r.body);
+      assert.equal(r.statusCode, 200, r.body);
       assert.equal(secretOf(r.body), undefined);
       assert.doesNotMatch(r.body, /New client secret/);
       const [row] = await clientsOf(h, owner.id);
@@ -209,9 +226,10 @@ for (const dialect of DIALECTS) {
       const confirm = await browser.get(`/applications/${client.id}/secret`);
       assert.equal(confirm.statusCode, 200);
       assert.match(confirm.body, /name="end_tokens"/);
-      const rotated = await browser.post(`/applications/${client.id}/secret`, {
-        _csrf: csrfOf(confirm.body),
-      });
+      const rotated = await landed(
+        browser,
+        await browser.post(`/applications/${client.id}/secret`, { _csrf: csrfOf(confirm.body) }),
+      );
       assert.equal(rotated.statusCode, 200, rotated.body);
       const newSecret = secretOf(rotated.body);
       assert.ok(newSecret);
@@ -239,10 +257,13 @@ for (const dialect of DIALECTS) {
       const pendingCode = await obtainCode(userBrowser, { client, challenge, scope: 'read_confidential' });
 
       const confirm = await browser.get(`/applications/${client.id}/secret`);
-      const rotated = await browser.post(`/applications/${client.id}/secret`, {
-        _csrf: csrfOf(confirm.body),
-        end_tokens: 'yes',
-      });
+      const rotated = await landed(
+        browser,
+        await browser.post(`/applications/${client.id}/secret`, {
+          _csrf: csrfOf(confirm.body),
+          end_tokens: 'yes',
+        }),
+      );
       assert.equal(rotated.statusCode, 200, rotated.body);
       const secret = secretOf(rotated.body);
       assert.ok(secret);
@@ -415,18 +436,24 @@ for (const dialect of DIALECTS) {
       const { user: owner, browser } = await signedInUser(h);
       await leaveSudoMode(h, owner.id);
       const page = await browser.get('/applications/new');
-      const r = await browser.post('/applications/new', {
-        _csrf: csrfOf(page.body),
-        name: 'Logged',
-        redirect_uris: REDIRECT_URI,
-        type: 'confidential',
-        confirm_password: owner.password,
-      });
-      assert.equal(r.statusCode, 201, r.body);
+      const r = await landed(
+        browser,
+        await browser.post('/applications/new', {
+          _csrf: csrfOf(page.body),
+          name: 'Logged',
+          redirect_uris: REDIRECT_URI,
+          type: 'confidential',
+          confirm_password: owner.password,
+        }),
+      );
+      assert.equal(r.statusCode, 200, r.body);
       const first = secretOf(r.body);
       const [row] = await clientsOf(h, owner.id);
       const confirm = await browser.get(`/applications/${row!.id}/secret`);
-      const rotated = await browser.post(`/applications/${row!.id}/secret`, { _csrf: csrfOf(confirm.body) });
+      const rotated = await landed(
+        browser,
+        await browser.post(`/applications/${row!.id}/secret`, { _csrf: csrfOf(confirm.body) }),
+      );
       const second = secretOf(rotated.body);
       const deleted = await browser.post(`/applications/${row!.id}/delete`, { _csrf: csrfOf(confirm.body) });
       assert.equal(deleted.statusCode, 303);
@@ -560,7 +587,7 @@ for (const dialect of DIALECTS) {
       const hostile = '<script>alert(1)</script>"\'&';
       const avatar = 'https://cdn.example/a.png?"onerror="alert(1)';
       const r = await register(browser, { name: hostile, avatar });
-      assert.equal(r.statusCode, 201, r.body);
+      assert.equal(r.statusCode, 200, r.body);
       const [row] = await clientsOf(h, owner.id);
       for (const page of [
         r,

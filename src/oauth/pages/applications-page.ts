@@ -33,6 +33,7 @@ import {
 } from '../clients.ts';
 import { consentCounts, countClientsOfOwner } from '../repository.ts';
 import { serveAssets } from '../../web/assets.ts';
+import { keepSecretForPage, revealOwner, takeSecretForPage } from '../../web/reveal.ts';
 import {
   APPLICATIONS_STYLESHEET,
   applicationPage,
@@ -121,6 +122,9 @@ const sudoRule = (
   home: APPLICATIONS_SESSION.home,
   refuse,
 });
+
+/** What an application's secret, waiting for its one showing, is bound to. */
+const secretSubject = (clientId: string): string => `application ${clientId}`;
 
 export async function applicationPages(untyped: FastifyInstance): Promise<void> {
   const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
@@ -241,10 +245,18 @@ export async function applicationPages(untyped: FastifyInstance): Promise<void> 
         throw err;
       }
       request.log.info({ userId: user.userId, clientId: created.client.id }, 'application registered');
-      return showApplication(request, reply, summaryOf(created.client, 0), 201, {
-        notice: `${created.client.name} is registered.`,
-        ...(created.secret === undefined ? {} : { secret: created.secret }),
-      });
+      // Answered by a redirect, so that a reload registers nothing again; the secret waits for the page it
+      // leads to, which shows it once (a failure to keep it leaves the application, whose owner makes a
+      // new secret on its page).
+      if (created.secret !== undefined)
+        await keepSecretForPage(
+          db,
+          revealOwner(request, user),
+          secretSubject(created.client.id),
+          created.secret,
+          request.now,
+        );
+      return reply.redirect(`/applications/${encodeURIComponent(created.client.id)}?registered=1`, 303);
     },
   );
 
@@ -287,14 +299,41 @@ export async function applicationPages(untyped: FastifyInstance): Promise<void> 
       schema: { ...HIDDEN, params: clientParams, querystring: applicationQuery },
       preHandler: [signedIn, owned],
     },
-    async (request, reply) =>
-      showApplication(
-        request,
-        reply,
-        ownApplication(request).application,
-        200,
-        firstValue(request.query.saved) === undefined ? {} : { notice: 'Your changes are saved.' },
-      ),
+    async (request, reply) => {
+      const { application } = ownApplication(request);
+      const registered = firstValue(request.query.registered) !== undefined;
+      const rotated = firstValue(request.query.rotated) !== undefined;
+      if (!registered && !rotated)
+        return showApplication(
+          request,
+          reply,
+          application,
+          200,
+          firstValue(request.query.saved) === undefined ? {} : { notice: 'Your changes are saved.' },
+        );
+      // After a registration or a new secret (303 here): the secret, if this session has not seen it yet.
+      const secret = application.confidential
+        ? await takeSecretForPage(
+            db,
+            revealOwner(request, signedInUser(request)),
+            secretSubject(application.id),
+            request.now,
+          )
+        : undefined;
+      const done = registered
+        ? `${application.name} is registered.`
+        : firstValue(request.query.rotated) === 'ended'
+          ? 'A new secret replaces the old one, and every token the application held has ended.'
+          : 'A new secret replaces the old one, which no longer works.';
+      const notice =
+        secret === undefined && application.confidential
+          ? `${done} Its secret was shown once already and cannot be shown again: if you did not copy it, make a new one below.`
+          : done;
+      return showApplication(request, reply, application, 200, {
+        notice,
+        ...(secret === undefined ? {} : { secret }),
+      });
+    },
   );
 
   /** The edit form's values as sent (the type stays what it is). */
@@ -423,12 +462,17 @@ export async function applicationPages(untyped: FastifyInstance): Promise<void> 
         { userId: user.userId, clientId: client.id, endedTokens: rotated.ended },
         'application secret replaced',
       );
-      return showApplication(request, reply, application, 200, {
-        notice: endTokens
-          ? 'A new secret replaces the old one, and every token the application held has ended.'
-          : 'A new secret replaces the old one, which no longer works.',
-        secret: rotated.secret,
-      });
+      await keepSecretForPage(
+        db,
+        revealOwner(request, user),
+        secretSubject(client.id),
+        rotated.secret,
+        request.now,
+      );
+      return reply.redirect(
+        `/applications/${encodeURIComponent(application.id)}?rotated=${endTokens ? 'ended' : '1'}`,
+        303,
+      );
     },
   );
 

@@ -19,4 +19,7 @@ export const rotateSecretForm = form({ end_tokens: text, confirm_password: text 
 export const applicationsQuery = { type: 'object', properties: { deleted: repeatableValue } } as const;
 
 /** An application's page's query: the note after its changes were saved. */
-export const applicationQuery = { type: 'object', properties: { saved: repeatableValue } } as const;
+export const applicationQuery = {
+  type: 'object',
+  properties: { saved: repeatableValue, registered: repeatableValue, rotated: repeatableValue },
+} as const;

@@ -1,16 +1,14 @@
 // What the token page's actions share: the session and sudo rules of the family, a token as its rows show
 // it, the user's own token from a path's id, the answers every action may give (no such token, too many
 // new tokens), and the session a new secret's one showing belongs to.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { tokenPrivilegeNames } from '../../auth/privileges.ts';
-import { COOKIE_NAME } from '../../http/credentials.ts';
 import { MAX_ID } from '../../store/schema.ts';
 import { integerInRange } from '../../decimal-integer.ts';
 import { ACCOUNT_SESSION, messagePage, sendAccountPage } from '../../web/account-pages.ts';
 import { timeFromNow } from '../../web/relative-time.ts';
 import type { SessionRule } from '../../web/hooks.ts';
 import type { Session } from '../../web/session.ts';
-import type { RevealOwner } from '../../web/reveal.ts';
 import type { LastUsedBatcher } from '../../auth/last-used.ts';
 import type { Db } from '../../store/database.ts';
 import { findPageToken, type PageToken } from '../repository.ts';
@@ -47,11 +45,7 @@ export const tooManyMade = (reply: FastifyReply, title: string, retryAfterS: num
     ),
   );
 
-/** The session a reveal belongs to: its row and the secret its cookie carries (which only the browser has). */
-export const revealOwner = (request: FastifyRequest, user: Session): RevealOwner => ({
-  sessionId: user.id,
-  sessionSecret: String(request.cookies[COOKIE_NAME]),
-});
+export { revealOwner } from '../../web/reveal.ts';
 
 /** A token as the page shows it: a use not yet written counts (the last-used batcher's). */
 export function rowView(lastUsed: LastUsedBatcher, t: PageToken): TokenRowView {
