@@ -233,7 +233,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await site.register(securityLogPages);
     await site.register(tokensPages, { apiReference: docsPath(config.basePath) });
     await site.register(authorizationPages);
-    await site.register(applicationPages);
+    await site.register(applicationPages, { apiReference: docsPath(config.basePath) });
   });
 
   return app;

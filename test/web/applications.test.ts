@@ -96,6 +96,17 @@ for (const dialect of DIALECTS) {
       const empty = await browser.get('/applications');
       assert.equal(empty.statusCode, 200);
       assert.match(empty.body, /You have not registered an application yet/);
+      // Where a developer starts: the endpoints, the metadata, the API reference and the guide.
+      for (const page of [empty.body]) {
+        assert.match(page, /<h2 id="developers-title">For developers<\/h2>/);
+        assert.match(page, /<code>http:\/\/localhost\/oauth\/authorize<\/code>/);
+        assert.match(page, /<code>http:\/\/localhost\/oauth\/token<\/code>/);
+        assert.match(page, /href="\/\.well-known\/openid-configuration"/);
+        assert.match(page, /docs\/oauth\.md/);
+        const reference = /<a href="([^"]+)">The API's routes/.exec(page)?.[1];
+        assert.ok(reference, 'links the API reference');
+        assert.equal((await browser.get(reference)).statusCode, 200, reference);
+      }
       assert.match(empty.body, /href="\/applications\/new"/);
 
       const r = await register(browser, {
@@ -140,6 +151,11 @@ for (const dialect of DIALECTS) {
       const page = await browser.get(`/applications/${row.id}`);
       assert.match(page.body, /1 user has authorized it/);
       assert.match((await browser.get('/applications')).body, /1 user has authorized it/);
+      assert.match(
+        page.body,
+        /<h2 id="developers-title">For developers<\/h2>/,
+        "on the application's page too",
+      );
     });
 
     it('registers a public application: no secret, PKCE alone', async (t) => {

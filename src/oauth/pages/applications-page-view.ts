@@ -72,9 +72,45 @@ function facts(a: ApplicationSummary): Html {
   </dl>`;
 }
 
+/** Where a developer finds the authorization server: its addresses and the API reference. */
+export interface DeveloperLinks {
+  /** the issuer (the server's origin) */
+  issuer: string;
+  /** the path of the API reference page */
+  apiReference: string;
+}
+
+/** The addresses a developer needs, and where the guide is. */
+function forDevelopers(links: DeveloperLinks): Html {
+  return html`<section aria-labelledby="developers-title">
+    <h2 id="developers-title">For developers</h2>
+    <dl class="facts">
+      <dt>Authorization endpoint</dt>
+      <dd><code>${links.issuer}/oauth/authorize</code></dd>
+      <dt>Token endpoint</dt>
+      <dd><code>${links.issuer}/oauth/token</code></dd>
+      <dt>Metadata</dt>
+      <dd>
+        <a href="/.well-known/openid-configuration"
+          ><code>${links.issuer}/.well-known/openid-configuration</code></a
+        >
+        (OpenID Connect discovery; RFC 8414's at <code>/.well-known/oauth-authorization-server</code>)
+      </dd>
+      <dt>API reference</dt>
+      <dd><a href="${links.apiReference}">The API's routes, credentials and answers</a></dd>
+      <dt>Guide</dt>
+      <dd>
+        <code>docs/oauth.md</code> in tokend's source: the code flow with PKCE, OpenID Connect, signing in
+        from a device, each with a working example
+      </dd>
+    </dl>
+  </section>`;
+}
+
 export interface ListView {
   username: string;
   csrf: string;
+  developers: DeveloperLinks;
   applications: readonly ApplicationSummary[];
   max: number;
   notice?: string;
@@ -117,7 +153,8 @@ export function applicationsPage(view: ListView): Html {
         : html`<div class="actions">
             <a class="button" href="/applications/new">Register an application</a>
           </div>`
-    }`;
+    }
+    ${forDevelopers(view.developers)}`;
 }
 
 /** What the registration and edit forms hold (as typed, when they come back with an error). */
@@ -230,6 +267,7 @@ export function registerPage(view: FormView): Html {
 
 export interface ApplicationView {
   csrf: string;
+  developers: DeveloperLinks;
   application: ApplicationSummary;
   form: FormView;
   notice?: string;
@@ -264,6 +302,7 @@ export function applicationPage(view: ApplicationView): Html {
       ${csrfField(view.csrf)} ${commonFields(view.form)} ${passwordField(view.form)}
       <div class="actions"><button type="submit" class="primary">Save changes</button></div>
     </form>
+    ${forDevelopers(view.developers)}
     <section class="danger-zone" aria-labelledby="danger-title">
       <h2 id="danger-title">Secret and deletion</h2>
       ${

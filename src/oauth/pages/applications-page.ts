@@ -34,6 +34,7 @@ import {
 import { consentCounts, countClientsOfOwner } from '../repository.ts';
 import { serveAssets } from '../../web/assets.ts';
 import { keepSecretForPage, revealOwner, takeSecretForPage } from '../../web/reveal.ts';
+import { issuerOf } from '../endpoints/metadata.ts';
 import {
   APPLICATIONS_STYLESHEET,
   applicationPage,
@@ -126,9 +127,21 @@ const sudoRule = (
 /** What an application's secret, waiting for its one showing, is bound to. */
 const secretSubject = (clientId: string): string => `application ${clientId}`;
 
-export async function applicationPages(untyped: FastifyInstance): Promise<void> {
+export interface ApplicationPagesOptions {
+  /** the address of the API reference page, which the pages link for developers */
+  apiReference: string;
+}
+
+export async function applicationPages(
+  untyped: FastifyInstance,
+  options: ApplicationPagesOptions,
+): Promise<void> {
   const app = untyped.withTypeProvider<JsonSchemaToTsProvider>();
   const { config } = app.tokend;
+  const developers = (request: FastifyRequest) => ({
+    issuer: issuerOf(request, config.publicUrl),
+    apiReference: options.apiReference,
+  });
   const web = app.web;
   const { db } = web;
   const max = config.oauthClientsPerUserMax;
@@ -156,6 +169,7 @@ export async function applicationPages(untyped: FastifyInstance): Promise<void> 
         applicationsPage({
           username: user.username,
           csrf: csrfToken(request, reply),
+          developers: developers(request),
           applications,
           max,
           ...(deleted
@@ -285,6 +299,7 @@ export async function applicationPages(untyped: FastifyInstance): Promise<void> 
       application.name,
       applicationPage({
         csrf,
+        developers: developers(request),
         application,
         form,
         ...(extra.notice === undefined ? {} : { notice: extra.notice }),
