@@ -289,17 +289,21 @@ try {
 
   // Every other page, in both windows.
   await both('tokens', '/tokens', heading(/token/i));
-  await both('token-edit', `/tokens/${tokenId}/edit`, heading(/./));
-  await both('token-regenerate', `/tokens/${tokenId}/regenerate`, heading(/./));
+  await both('token-edit', `/tokens/${tokenId}/edit`, heading('Edit this token'));
+  await both('token-regenerate', `/tokens/${tokenId}/regenerate`, heading('Regenerate this token?'));
   await both('token-revoke', `/tokens/${tokenId}/revoke`, heading('Revoke this token?'));
   await both('sign-out-everywhere', '/tokens/sign-out-everywhere', heading('Sign out everywhere?'));
-  await both('connected-app-revoke', `/tokens/applications/${tracker.client.id}/revoke`, heading(/./));
-  await both('security-log', '/security-log', heading(/./));
+  await both(
+    'connected-app-revoke',
+    `/tokens/applications/${tracker.client.id}/revoke`,
+    heading(/Revoke access/),
+  );
+  await both('security-log', '/security-log', heading('Security log'));
   await both('applications', '/applications', heading(/applications/i));
   await both('application', `/applications/${ownId}`, heading('Akatsuki Stats'));
-  await both('application-secret', `/applications/${ownId}/secret`, heading(/./));
-  await both('application-delete', `/applications/${ownId}/delete`, heading(/./));
-  await both('device', `/device?user_code=${encodeURIComponent(userCode)}`, heading(/./));
+  await both('application-secret', `/applications/${ownId}/secret`, heading(/new client secret/));
+  await both('application-delete', `/applications/${ownId}/delete`, heading('Delete Akatsuki Stats?'));
+  await both('device', `/device?user_code=${encodeURIComponent(userCode)}`, heading('Sign in on a device'));
   for (const [page, width] of [
     [d, DESKTOP.width],
     [p, PHONE.width],
@@ -309,7 +313,7 @@ try {
     await page.getByRole('button', { name: 'Allow' }).waitFor();
     await shoot(page, 'device-confirm', width);
   }
-  await both('not-found', '/no/such/page', heading(/./));
+  await both('not-found', '/no/such/page', heading('Page not found'));
   await both('api-docs', docsPath(config.basePath), (page) =>
     page.locator('.opblock').first().waitFor({ timeout: 30_000 }),
   );
