@@ -37,6 +37,9 @@ const PHONE = { width: 390, height: 844 };
 const DAY = 86_400;
 const USER = { username: 'alice', password: 'correct horse battery' };
 const CALLBACK = 'https://app.example/callback';
+const SERVER_NAME = 'Akatsuki';
+/** How many times the walk presses Tab on a page, looking for a focused element without a visible ring. */
+const TABS = 25;
 /** The two windows: where each says it is, and (the phone) the browser it says it is. */
 const DESKTOP_FROM = '2001:db8:4b7e:1c20:9a3f:12ff:fe4d:7781';
 const PHONE_FROM = '203.0.113.77';
@@ -44,8 +47,9 @@ const PHONE_AGENT =
   'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36';
 
 /**
- * What a page measures in the browser: the sideways scroll of the page, and up to three elements whose
- * box ends right of main's content box (by how many pixels); empty when both are none.
+ * What a page measures in the browser: the sideways scroll of the page, a missing viewport meta tag, a
+ * title or page that does not name the server, and up to three elements whose box ends right of main's
+ * content box (by how many pixels); empty when there is none of these.
  */
 const MEASURE = `(() => {
   const notes = [];
@@ -53,6 +57,9 @@ const MEASURE = `(() => {
   if (wide > 0) notes.push('page ' + wide + ' px wider than the window');
   if (!document.querySelector('meta[name=viewport]'))
     notes.push('no viewport meta tag: laid out ' + window.innerWidth + ' px wide');
+  const server = ${JSON.stringify(SERVER_NAME)};
+  if (!document.title.includes(server)) notes.push('the title does not name ' + server);
+  if (!document.body.innerText.includes(server)) notes.push('the page does not name ' + server);
   const main = document.querySelector('main');
   if (main) {
     const style = getComputedStyle(main);
@@ -80,7 +87,7 @@ const MEASURE = `(() => {
 const dir = mkdtempSync(join(tmpdir(), 'tokend-screenshots-'));
 const config = loadConfig({
   DATABASE_URL: `sqlite:${join(dir, 'tokend.db')}`,
-  SERVER_NAME: 'Akatsuki',
+  SERVER_NAME,
   LOG_LEVEL: 'silent',
   BCRYPT_COST: '4',
   HOST: '127.0.0.1',
@@ -233,6 +240,9 @@ try {
       await page.goto(`${origin}${path}`);
       if (ready) await ready(page);
       await shoot(page, name, width);
+      const unringed = await focusWithoutRing(page);
+      if (unringed.length > 0)
+        written.push(`  ${name}-${width}: focus shows no ring on ${unringed.join(', ')}`);
     }
   };
   /** The page in the desktop window as it is, then narrowed to a phone's width, then widened again. */
@@ -362,6 +372,31 @@ function watch(page: Page): void {
       problems.push(`${r.status()} ${r.url()}`);
   });
   page.on('pageerror', (e) => problems.push(e.message));
+}
+
+/**
+ * Presses Tab up to TABS times from the top of the page; returns the elements (tag, and their text or
+ * name) that had the focus with neither an outline nor a box shadow to show it.
+ */
+async function focusWithoutRing(page: Page): Promise<string[]> {
+  await page.locator('body').focus();
+  const found = new Set<string>();
+  for (let i = 0; i < TABS; i++) {
+    await page.keyboard.press('Tab');
+    const seen = String(
+      await page.evaluate(`(() => {
+        const element = document.activeElement;
+        if (!element || element === document.body) return '';
+        const style = getComputedStyle(element);
+        const ring = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
+        if (ring) return '';
+        const label = (element.innerText || element.getAttribute('aria-label') || element.getAttribute('name') || '').trim();
+        return element.tagName.toLowerCase() + (label ? ' "' + label.slice(0, 30) + '"' : '');
+      })()`),
+    );
+    if (seen !== '') found.add(seen);
+  }
+  return [...found];
 }
 
 /** A full-page screenshot: a PNG, or a JPEG of quality 70 when the PNG would be too large. */
