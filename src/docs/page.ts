@@ -18,6 +18,7 @@ export function referencePage(docs: string): Html {
     <html lang="en">
       <head>
         <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>API reference · tokend</title>
         <link rel="stylesheet" type="text/css" href="${files}/swagger-ui.css" />
         <link rel="stylesheet" type="text/css" href="${files}/index.css" />

@@ -60,6 +60,10 @@ function meansText(e: LoggedEvent, names: ReadonlyMap<number, string>): string {
   return label;
 }
 
+/** An address with a break opportunity after each separator (`:` `.` `/`), so it never breaks mid-group. */
+const breakableAddress = (address: string): Html =>
+  html`${address.split(/(?<=[:./])/).map((part, i) => (i === 0 ? part : html`<wbr />${part}`))}`;
+
 /** How a token revocation came about, in words (the detail the log keeps names it in a word). */
 const REVOKED_HOW: Readonly<Record<string, string>> = {
   self: 'it revoked itself (the API)',
@@ -156,7 +160,7 @@ function eventTable(view: SecurityLogView): Html {
           ${
             e.address === null || byAdministrator(e)
               ? html`<span class="muted">—</span>`
-              : html`<code>${e.address}</code>`
+              : html`<code>${breakableAddress(e.address)}</code>`
           }
         </td>
         <td role="cell" class="agent" data-label="Browser (as reported)">
