@@ -11,7 +11,7 @@ import { webAct } from '../../web/session.ts';
 import { descriptionProblem } from '../description.ts';
 import { TOKENS_SESSION, revealOwner, tooManyMade } from './context.ts';
 import { formExpiry } from './expiry.ts';
-import { grantable, type ShowTokens } from './list.ts';
+import { formPrivileges, type ShowTokens } from './list.ts';
 import type { CreateField, ExpiryInput } from './create-form-view.ts';
 
 export async function createRoute(untyped: FastifyInstance, showTokens: ShowTokens): Promise<void> {
@@ -45,15 +45,9 @@ export async function createRoute(untyped: FastifyInstance, showTokens: ShowToke
       const descriptionRefused = descriptionProblem(description, store.layout);
       if (descriptionRefused !== undefined)
         return again(`The description ${descriptionRefused}.`, 'description');
-      const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
-      const refused = names.filter((n) => !allowed.has(n));
-      if (refused.length > 0)
-        return again(
-          `Your account cannot give a token these privileges: ${refused.join(', ')}.`,
-          'privileges',
-        );
-      let privileges = 0;
-      for (const name of checked) privileges |= allowed.get(name) ?? 0;
+      const asked = formPrivileges(user.userPrivileges, [...checked]);
+      if ('refused' in asked) return again(asked.refused, 'privileges');
+      const { privileges } = asked;
 
       const expires = formExpiry(expiry, now);
       if ('error' in expires) return again(expires.error, 'expiry');

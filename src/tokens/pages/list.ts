@@ -36,6 +36,23 @@ export function grantable(userPrivileges: number): Array<{ name: TokenPrivilegeN
     .map(([name, bit]) => ({ name, bit }));
 }
 
+/**
+ * The privileges a token form's checkboxes ask for: their bits, when every name is one the user may give
+ * (the form offers only those); else the message naming the others (a forged form).
+ */
+export function formPrivileges(
+  userPrivileges: number,
+  names: readonly string[],
+): { privileges: number } | { refused: string } {
+  const allowed = new Map(grantable(userPrivileges).map((p) => [p.name as string, p.bit]));
+  const refused = names.filter((n) => !allowed.has(n));
+  if (refused.length > 0)
+    return { refused: `Your account cannot give a token these privileges: ${refused.join(', ')}.` };
+  let privileges = 0;
+  for (const name of names) privileges |= allowed.get(name) ?? 0;
+  return { privileges };
+}
+
 /** The order the list is in, from `?sort=`: by creation unless last use is asked for. */
 const orderOf = (raw: unknown): PageOrder => (raw === 'last-used' ? 'last-used' : 'created');
 

@@ -17,7 +17,7 @@ import { regenerateToken } from '../regenerate.ts';
 import { editToken } from '../edit.ts';
 import { createForm, type CreateField, type ExpiryInput } from './create-form-view.ts';
 import { customDateRange, expiryChoices, formExpiry } from './expiry.ts';
-import { grantable } from './list.ts';
+import { formPrivileges, grantable } from './list.ts';
 import {
   TOKENS_SESSION,
   noSuchToken,
@@ -186,15 +186,9 @@ export async function tokenActionRoutes(untyped: FastifyInstance): Promise<void>
           ...(errorField ? { errorField } : {}),
         });
       // The privileges the page offers are those the user may give; anything else is a forged form.
-      const allowed = new Map(grantable(user.userPrivileges).map((p) => [p.name as string, p.bit]));
-      const refused = names.filter((n) => !allowed.has(n));
-      if (refused.length > 0)
-        return again(
-          `Your account cannot give a token these privileges: ${refused.join(', ')}.`,
-          'privileges',
-        );
-      let privileges = 0;
-      for (const name of checked) privileges |= allowed.get(name) ?? 0;
+      const asked = formPrivileges(user.userPrivileges, [...checked]);
+      if ('refused' in asked) return again(asked.refused, 'privileges');
+      const { privileges } = asked;
       // Sudo mode, as for making a token: what a credential may do changes.
       const sudo = await sudoOrRefuse(request, reply, form.confirm_password, {
         home: TOKENS_SESSION.home,
