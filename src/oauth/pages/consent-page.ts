@@ -1,6 +1,6 @@
 // The consent page of the authorization endpoint (authorize.ts): which application asks, for whom, what it
 // will be able to do, and the Allow/Deny form. It is one of the web's small pages, with its own rules.
-import { html } from '../../web/html.ts';
+import { html, type Html } from '../../web/html.ts';
 import { pageSender } from '../../web/layout.ts';
 import { SMALL_PAGE_CSS, SMALL_PAGE_POLICY, hiddenFields, logoutForm } from '../../web/pages.ts';
 import { confirmPasswordField } from '../../web/session.ts';
@@ -58,6 +58,27 @@ interface ConsentView {
   error?: string;
 }
 
+/**
+ * What an application asking for access may do, and may not, for whose account: the one wording of the
+ * consent page and the device page.
+ */
+export function whatItMayDo(
+  clientName: string,
+  view: { serverName: string; username: string; scopes: readonly ScopeView[] },
+): Html {
+  return html`<p>
+      <strong>${clientName}</strong> wants to act for your ${view.serverName} account
+      <strong>${view.username}</strong>. It will be able to:
+    </p>
+    <ul class="scopes">
+      ${abilities(view.scopes)}
+    </ul>
+    <p class="muted">
+      It will not be able to create API tokens, revoke your other tokens or change your password. You can
+      withdraw its access at any time under “Connected applications” on your <a href="/tokens">token page</a>.
+    </p>`;
+}
+
 export function consentPage(view: ConsentView) {
   const { client } = view;
   const picture = avatar(client.name, client.avatar, 64);
@@ -68,17 +89,7 @@ export function consentPage(view: ConsentView) {
         <p class="muted">An app by <strong>${client.ownerName}</strong></p>
       </div>
     </div>
-    <p>
-      <strong>${client.name}</strong> wants to act for your ${view.serverName} account
-      <strong>${view.username}</strong>. It will be able to:
-    </p>
-    <ul class="scopes">
-      ${abilities(view.scopes)}
-    </ul>
-    <p class="muted">
-      It will not be able to create API tokens, revoke your other tokens or change your password. You can
-      withdraw its access at any time under “Connected applications” on your <a href="/tokens">token page</a>.
-    </p>
+    ${whatItMayDo(client.name, view)}
     ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
     <form method="post" action="/oauth/authorize">
       ${hiddenFields({ _csrf: view.csrf, ...view.request })}

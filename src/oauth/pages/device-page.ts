@@ -32,7 +32,7 @@ import {
 import { addToApproval, ownerIsBanned } from '../repository.ts';
 import { SCOPES } from '../scopes.ts';
 import { singleParam } from '../params.ts';
-import { abilities, sendConsentPage, type ScopeView } from './consent-page.ts';
+import { sendConsentPage, whatItMayDo, type ScopeView } from './consent-page.ts';
 import { doc } from '../route-doc.ts';
 
 const DEVICE_PATH = '/device';
@@ -95,17 +95,7 @@ function confirmPage(view: ConfirmView) {
       Code <strong>${view.userCode}</strong>: check that your device shows this same code. If you did not
       start this sign-in yourself, deny it.
     </p>
-    <p>
-      <strong>${client.name}</strong> wants to act for your ${view.serverName} account
-      <strong>${view.username}</strong>. It will be able to:
-    </p>
-    <ul class="scopes">
-      ${abilities(view.scopes)}
-    </ul>
-    <p class="muted">
-      It will not be able to create API tokens, revoke your other tokens or change your password. You can
-      withdraw its access at any time under “Connected applications” on your <a href="/tokens">token page</a>.
-    </p>
+    ${whatItMayDo(client.name, view)}
     ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
     <form method="post" action="${DEVICE_PATH}/decide">
       ${hiddenFields({ _csrf: view.csrf, user_code: view.userCode })}
