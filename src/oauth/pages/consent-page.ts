@@ -91,9 +91,20 @@ export function consentPage(view: ConsentView) {
     </div>
     ${whatItMayDo(client.name, view)}
     ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
-    <form method="post" action="/oauth/authorize">
-      ${hiddenFields({ _csrf: view.csrf, ...view.request })}
-      ${view.needsPassword ? confirmPasswordField() : ''}
+    ${decisionForm('/oauth/authorize', { _csrf: view.csrf, ...view.request }, view)}`;
+}
+
+/**
+ * The Allow/Deny form of the consent page and the device page (the password when sudo mode has lapsed),
+ * and the way to sign out for someone else's account.
+ */
+export function decisionForm(
+  action: string,
+  fields: Readonly<Record<string, string | undefined>>,
+  view: { csrf: string; username: string; needsPassword: boolean },
+): Html {
+  return html`<form method="post" action="${action}">
+      ${hiddenFields(fields)} ${view.needsPassword ? confirmPasswordField() : ''}
       <div class="actions">
         <button type="submit" name="decision" value="allow" class="primary">Allow</button>
         <button type="submit" name="decision" value="deny">Deny</button>

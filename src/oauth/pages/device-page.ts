@@ -15,7 +15,7 @@ import { recordEvent } from '../../auth/security-log.ts';
 import { findUserById } from '../../users/repository.ts';
 import { html } from '../../web/html.ts';
 import { errorPage, hiddenFields, logoutForm, sendPage } from '../../web/pages.ts';
-import { confirmPasswordField, csrfToken, webAct, type Session } from '../../web/session.ts';
+import { csrfToken, webAct, type Session } from '../../web/session.ts';
 import { avatar } from '../../web/avatar.ts';
 import { requireSession, signedInUser, sudoOrRefuse } from '../../web/hooks.ts';
 import { APPLICATION_SUSPENDED, findClient } from '../clients.ts';
@@ -32,7 +32,7 @@ import {
 import { addToApproval, ownerIsBanned } from '../repository.ts';
 import { SCOPES } from '../scopes.ts';
 import { singleParam } from '../params.ts';
-import { sendConsentPage, whatItMayDo, type ScopeView } from './consent-page.ts';
+import { decisionForm, sendConsentPage, whatItMayDo, type ScopeView } from './consent-page.ts';
 import { doc } from '../route-doc.ts';
 
 const DEVICE_PATH = '/device';
@@ -97,15 +97,7 @@ function confirmPage(view: ConfirmView) {
     </p>
     ${whatItMayDo(client.name, view)}
     ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
-    <form method="post" action="${DEVICE_PATH}/decide">
-      ${hiddenFields({ _csrf: view.csrf, user_code: view.userCode })}
-      ${view.needsPassword ? confirmPasswordField() : ''}
-      <div class="actions">
-        <button type="submit" name="decision" value="allow" class="primary">Allow</button>
-        <button type="submit" name="decision" value="deny">Deny</button>
-      </div>
-    </form>
-    <div class="muted signout">Not ${view.username}? ${logoutForm(view.csrf, 'Sign out', 'link')}</div>`;
+    ${decisionForm(`${DEVICE_PATH}/decide`, { _csrf: view.csrf, user_code: view.userCode }, view)}`;
 }
 
 function decidedPage(approved: boolean, name: string) {
