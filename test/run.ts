@@ -5,9 +5,10 @@
 //    spent waiting for the database servers, whose work overlaps);
 // 2. the files that must run alone (SERIAL below), one at a time.
 // Both runs always happen; the exit code is the worst of the two. Then the slowest files and the sum of
-// every file's time (test/durations-reporter.ts).
+// every file's time (test/durations-reporter.ts); with TEST_TIMES=FILE, every file's time is written there
+// too (milliseconds, tab, path, slowest first).
 import { spawn } from 'node:child_process';
-import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,6 +73,7 @@ if (import.meta.main && process.argv.length > 2) {
     process.stdout.write(`# ${parallel.length} files, ${concurrency} at a time\n`);
     const first = await nodeTest(parallel, concurrency, join(work, 'parallel.tsv'));
     process.stdout.write(`# ${serial.length} files that run alone, one at a time\n`);
+    const parallelEnded = performance.now();
     const second = await nodeTest(serial, 1, join(work, 'serial.tsv'));
     const times = ['parallel.tsv', 'serial.tsv']
       .flatMap((name) => readFileSync(join(work, name), 'utf8').split('\n'))
@@ -81,6 +83,8 @@ if (import.meta.main && process.argv.length > 2) {
         return { ms: Number(ms), file };
       })
       .sort((a, b) => b.ms - a.ms);
+    if (process.env.TEST_TIMES)
+      writeFileSync(process.env.TEST_TIMES, times.map((t) => `${t.ms}\t${t.file}\n`).join(''));
     const seconds = (ms: number) => (ms / 1000).toFixed(1);
     const sum = times.reduce((total, t) => total + t.ms, 0);
     process.stdout.write(
@@ -88,7 +92,8 @@ if (import.meta.main && process.argv.length > 2) {
         .slice(0, 5)
         .map((t) => `#   ${seconds(t.ms)} s ${t.file}\n`)
         .join('')}` +
-        `# ${times.length} files: ${seconds(sum)} s of file time in ${seconds(performance.now() - started)} s\n`,
+        `# ${times.length} files: ${seconds(sum)} s of file time in ${seconds(performance.now() - started)} s ` +
+        `(${seconds(parallelEnded - started)} s for the files run together)\n`,
     );
     process.exitCode = Math.max(first, second);
   } finally {
