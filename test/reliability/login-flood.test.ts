@@ -17,10 +17,15 @@ import { eventually, sleep } from '../helpers/waiting.ts';
 import { REDIS_URL, redisSkipReason, uniqueRedisPrefix } from '../helpers/redis.ts';
 import { createLoginLimiter } from '../../src/auth/login-limiter.ts';
 
-/** The stored hashes slowUsers gives, made once per password and cost (a cost-15 hash takes seconds). */
+/** The stored hashes slowUsers gives, made once per password and cost (a cost-13 hash takes most of a second). */
 const slowHashes = new Map<string, Promise<string>>();
 
-/** Users whose stored hash has cost 12 (~0.25 s a check) or more (each step doubles it), so that checks certainly overlap. */
+/**
+ * Users whose stored hash has cost 12 (~0.25 s a check) by default, so that checks sent together
+ * certainly overlap, or another cost (each step doubles the time): 13 (~0.5 s) for the check that holds
+ * the only bcrypt thread while a test acts, 10 (~0.06 s) for a flood, whose volume keeps the queue full
+ * whatever one check takes.
+ */
 async function slowUsers(h: Harness, count: number, password: string, cost = 12): Promise<number[]> {
   const key = `${cost}:${password}`;
   if (!slowHashes.has(key)) slowHashes.set(key, new PasswordHasher({ cost, concurrency: 1 }).hash(password));
@@ -70,7 +75,8 @@ for (const dialect of DIALECTS)
   describe(`login flood [${dialect}]`, () => {
     it('answers 503 with Retry-After at once beyond PASSWORD_QUEUE_MAX waiting checks; stores nothing', async (t) => {
       const h = await build(t, dialect, { BCRYPT_CONCURRENCY: '1', PASSWORD_QUEUE_MAX: '2' });
-      const ids = await slowUsers(h, 8, 'pw');
+      // Sent in one turn of the event loop, the eight logins overlap whatever one check takes.
+      const ids = await slowUsers(h, 8, 'pw', 10);
       const answers = await Promise.all(
         ids.map((id) => h.api({ method: 'POST', path: '/tokens', payload: { id, password: 'pw' } })),
       );
@@ -94,7 +100,7 @@ for (const dialect of DIALECTS)
         LOGIN_RATE_LIMIT: '1000000',
         LOGIN_IP_RATE_LIMIT: '1000000',
       });
-      const ids = await slowUsers(h, 41, 'pw');
+      const ids = await slowUsers(h, 41, 'pw', 10);
       const honest = ids.pop()!;
       const attempts = Array<number>(40).fill(0);
       const answers: Record<number, number> = {};
@@ -208,7 +214,7 @@ const loginFrom = (h: Harness, address: string, id: number, password: string) =>
   h.api({ method: 'POST', path: '/tokens', remoteAddress: address, payload: { id, password } });
 
 /**
- * Three checks from three flood addresses: the slowest (cost 15) runs on the only bcrypt thread, and two
+ * Three checks from three flood addresses: the slowest (cost 13) runs on the only bcrypt thread, and two
  * more (`flooders`) fill the queue behind it (PASSWORD_QUEUE_MAX=2). Resolves once they wait, with the
  * running check just begun; their answers come with `done`.
  */
@@ -242,7 +248,7 @@ for (const store of STORES)
             LOGIN_IP_RATE_LIMIT: '6',
             ...store.env(),
           });
-          const [slowest] = await slowUsers(h, 1, 'pw', 15);
+          const [slowest] = await slowUsers(h, 1, 'pw', 13);
           const flooders = await slowUsers(h, 2, 'pw');
           const [a, b] = [await h.createUser(), await h.createUser()];
           const flood = await fillQueue(h, slowest!, flooders);
@@ -280,7 +286,7 @@ for (const store of STORES)
           ...WITH_METRICS,
           ...store.env(),
         });
-        const [slow] = await slowUsers(h, 1, 'pw', 15);
+        const [slow] = await slowUsers(h, 1, 'pw', 13);
         const a = await h.createUser();
         await h.app.listen({ port: 0, host: '127.0.0.1' });
         const address = h.app.server.address();
@@ -360,8 +366,8 @@ for (const store of STORES.slice(0, 2))
             PASSWORD_QUEUE_MAX: '8',
             ...store.env(),
           });
-          const [bob] = await slowUsers(h, 1, 'bob pw');
-          const [alice] = await slowUsers(h, 1, 'alice pw');
+          const [bob] = await slowUsers(h, 1, 'bob pw', 10);
+          const [alice] = await slowUsers(h, 1, 'alice pw', 10);
           let sentCount = 0;
           const answers: Record<number, number> = {};
           const inFlight = new Set<Promise<unknown>>();
