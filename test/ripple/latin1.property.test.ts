@@ -3,7 +3,8 @@
 // client ids, descriptions and application names that latin1 cannot hold (Japanese, Greek, Cyrillic,
 // emoji, controls, lone surrogates) mixed with ones it can (é, €) and the real ones. Whatever arrives, no
 // answer is a 5xx; a token made is stored with its description exactly as sent; an application made is
-// stored with its name as typed. 3,000 requests per surface, from a fixed seed (FUZZ_SEED sets another).
+// stored with its name as typed. 2,000 requests per surface, from a fixed seed (test/helpers/fuzz.ts:
+// FUZZ_SEED sets another, FUZZ_SCALE runs more).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -13,9 +14,10 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness, type TestUser } from '../helpers/app.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { pkcePair, registerClient, obtainTokens } from '../helpers/oauth.ts';
+import { fuzzRuns, fuzzSeed } from '../helpers/fuzz.ts';
 
-const RUNS = 3000;
-const SEED = Number(process.env.FUZZ_SEED ?? 36_036);
+const RUNS = fuzzRuns(2000);
+const SEED = fuzzSeed(36_036);
 const LIMITS = { LOGIN_RATE_LIMIT: '1000000000', LOGIN_IP_RATE_LIMIT: '1000000000' };
 
 function assertNo5xx(r: LightMyRequestResponse, what: string): void {

@@ -1,7 +1,8 @@
 // Property-based fuzzing of the web pages (sign-in, token page, connected applications, sign out
 // everywhere, your applications) and the OAuth endpoints (authorize, token, introspect, revoke) through app.inject, on every
 // backend (PostgreSQL and MariaDB refuse what SQLite stores, such as NUL): whatever arrives, the answer is
-// never a 5xx. 5,000 requests for the pages and 5,000 for OAuth, per backend and run.
+// never a 5xx. 2,000 requests for the pages and 2,000 for OAuth, per backend and run (8,000 of each on the
+// four backends), from a new seed each run (test/helpers/fuzz.ts: FUZZ_SEED replays one, FUZZ_SCALE runs more).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -10,9 +11,10 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { build, type Harness } from '../helpers/app.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
 import { pkcePair, registerClient, type TestClient } from '../helpers/oauth.ts';
+import { fuzzRuns, fuzzSeed } from '../helpers/fuzz.ts';
 import { nowSeconds } from '../../src/auth/clock.ts';
 
-const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+const SEED = fuzzSeed();
 
 function assertNo5xx(r: LightMyRequestResponse, what: string): void {
   assert.ok(r.statusCode < 500, `${what}: ${r.statusCode} ${r.body.slice(0, 300)}`);
@@ -111,7 +113,7 @@ const OAUTH_ROUTES = [
 ] as const;
 
 for (const dialect of DIALECTS) {
-  const runs = 5000;
+  const runs = fuzzRuns(2000);
   describe(`fuzzing the web pages and OAuth [${dialect}]`, () => {
     it(`web pages (${runs} requests): never a 5xx`, { timeout: 600_000 }, async (t) => {
       const h = await build(t, dialect, {

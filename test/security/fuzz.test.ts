@@ -9,10 +9,16 @@ import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { build, type Harness } from '../helpers/app.ts';
 import { within } from '../helpers/waiting.ts';
+import { fuzzRuns, fuzzSeed } from '../helpers/fuzz.ts';
 import { TokenPrivilege } from '../../src/auth/privileges.ts';
 
-const RUNS = { bodies: 8000, queries: 6000, credentials: 6000, raw: 1000 };
-const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+const RUNS = {
+  bodies: fuzzRuns(8000),
+  queries: fuzzRuns(6000),
+  credentials: fuzzRuns(6000),
+  raw: fuzzRuns(1000),
+};
+const SEED = fuzzSeed();
 
 /** Checks one answer; `rawQuery` is the query string as sent (pls200 may turn any code into HTTP 200). */
 function assertEnvelope(r: LightMyRequestResponse, rawQuery: string): void {

@@ -1,4 +1,4 @@
-// TRUST_PROXY through a real reverse proxy: tokend runs as a child process on a real port, and a small
+// TRUST_PROXY through a real reverse proxy: tokend serves on a real port of the loopback, and a small
 // HTTP proxy in front of it appends the address of the connection it received to X-Forwarded-For and
 // says the request came over https, as a TLS-terminating balancer does. Clients reach the proxy from
 // different loopback addresses (127.0.0.3, 127.0.0.4, …), so the proxy tells them apart by their
@@ -8,9 +8,10 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { createMigratedDatabase } from '../helpers/databases.ts';
-import { http, startTokend, type HttpAnswer } from '../helpers/real-server.ts';
+import { build } from '../helpers/app.ts';
+import { http, type HttpAnswer } from '../helpers/real-server.ts';
 import { seedUsers, type SeedUser } from '../helpers/seed-users.ts';
 import { csrfOf, form, FORM } from '../helpers/inject-browser.ts';
 
@@ -53,18 +54,13 @@ interface Setup {
 }
 
 async function setUp(t: TestContext, dialect: (typeof DIALECTS)[number], trustProxy: string): Promise<Setup> {
-  const database = await createMigratedDatabase(dialect);
-  const users = await seedUsers(database.config, 3);
-  const tokend = await startTokend({
-    ...database.env,
-    TRUST_PROXY: trustProxy,
-    LOGIN_RATE_LIMIT: String(LIMIT),
-  });
-  t.after(async () => {
-    await tokend.kill();
-    await database.drop();
-  });
-  return { tokendPort: tokend.port, proxyPort: await startReverseProxy(t, tokend.port), users };
+  // tokend as it serves, on a real port of the loopback (in this process: the sockets, the proxy and the
+  // addresses are what matter here, not the process).
+  const h = await build(t, dialect, { TRUST_PROXY: trustProxy, LOGIN_RATE_LIMIT: String(LIMIT) });
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const tokendPort = (h.app.server.address() as AddressInfo).port;
+  const users = await seedUsers(h.database.config, 3);
+  return { tokendPort, proxyPort: await startReverseProxy(t, tokendPort), users };
 }
 
 /** POST /api/v1/tokens from `localAddress` to `port`; the status. */
