@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { httpRequest } from '../../bench/processes.ts';
 import { benchSecret } from '../../bench/seed.ts';
 import { SELF_PATH, startFloor, startTokend, type Options } from '../../bench/support.ts';
+import type { TestDatabase } from '../helpers/databases.ts';
 import { readRatios } from '../../bench/scenarios/1-authenticated-read.ts';
 
 const run = promisify(execFile);
@@ -20,13 +21,19 @@ describe('bench/floor.ts', () => {
   it("answers a seeded token as tokend does, and a secret of no token with tokend's 404", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'tokend-floor-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const url = `sqlite:${join(dir, 'bench.db')}`;
+    const path = join(dir, 'bench.db');
+    const url = `sqlite:${path}`;
     await run(
       process.execPath,
       ['bench/seed.ts', '--database-url', url, '--users', '10', '--tokens', '2100', '--hot-tokens', '50'],
       { cwd: ROOT },
     );
-    const database = { url };
+    const database: TestDatabase = {
+      config: { kind: 'sqlite', path },
+      url,
+      env: { DATABASE_URL: url },
+      drop: async () => {},
+    };
     const tokend = await startTokend({ opts: { logLevel: undefined } as Options, database });
     t.after(() => tokend.stop());
     const floor = await startFloor(database);
