@@ -166,7 +166,27 @@ const log = pino(
 );
 
 const app = Fastify();
-app.get(SELF_PATH, async (request, reply) => {
+// A response schema, as tokend's route has: Fastify's compiled serialiser, which also writes a number
+// for an id a driver hands over as a string (MariaDB's views in place).
+const integer = { type: 'integer' } as const;
+const answer = {
+  type: 'object',
+  properties: {
+    code: integer,
+    message: { type: 'string' },
+    id: integer,
+    privileges: integer,
+    description: { type: 'string' },
+    last_updated: integer,
+    user_id: integer,
+    username: { type: 'string' },
+  },
+} as const;
+const notFound = {
+  type: 'object',
+  properties: { code: integer, message: { type: 'string' } },
+} as const;
+app.get(SELF_PATH, { schema: { response: { 200: answer, 404: notFound } } }, async (request, reply) => {
   const header = request.headers['x-ripple-token'];
   const secret = Array.isArray(header) ? header[0] : header;
   const found = secret ? await loader.load(secret) : undefined;
