@@ -34,15 +34,18 @@ const url = process.env.DATABASE_URL ?? '';
 const inPlace = process.env.DATABASE_SCHEMA === 'ripple';
 const port = Number(process.env.PORT ?? 0);
 
-interface Row {
-  id: number;
-  user_id: number;
-  privileges: number;
-  description: string;
-  user_privileges: number;
-  username: string;
-  token_hash: string;
-}
+/**
+ * A row as an array, in the order of the statement's columns (lookupSql): every driver hands rows over so
+ * (node:sqlite setReturnArrays, pg rowMode 'array', mysql2 rowsAsArray), with no column name to set per row.
+ */
+type Row = unknown[];
+const ID = 0;
+const USER_ID = 1;
+const PRIVILEGES = 2;
+const DESCRIPTION = 3;
+const USERNAME = 10;
+const USER_PRIVILEGES = 11;
+const TOKEN_HASH = 13;
 
 /** The columns tokend's lookup reads, in its order; `q` quotes an identifier. */
 function lookupSql(q: (name: string) => string, tokens: string, users: string, hashes: string, now: string) {
@@ -85,6 +88,7 @@ function sqliteRead(path: string): Read {
     let stmt = statements.get(values.length);
     if (stmt === undefined) {
       stmt = db.prepare(lookupSql(quote, 'tokens', 'users', placeholders(values.length), '?'));
+      stmt.setReturnArrays(true);
       statements.set(values.length, stmt);
     }
     return stmt.all(now, ...(values as SQLInputValue[])) as unknown as Row[];
@@ -104,7 +108,7 @@ async function postgresRead(connectionString: string): Promise<Read> {
   });
   const text = lookupSql((n) => `"${n}"`, 'tokens', 'users', '= any($2)', '$1');
   return async (forms, now) =>
-    (await pool.query<Row>({ name: 'floor_lookup', text, values: [now, forms] })).rows;
+    (await pool.query<Row>({ name: 'floor_lookup', text, values: [now, forms], rowMode: 'array' })).rows;
 }
 
 async function mysqlRead(uri: string): Promise<Read> {
@@ -125,7 +129,7 @@ async function mysqlRead(uri: string): Promise<Read> {
       sql = lookupSql((n) => `\`${n}\``, tokens, users, placeholders(values.length), '?');
       texts.set(values.length, sql);
     }
-    const [rows] = await pool.execute(sql, [now, ...values]);
+    const [rows] = await pool.execute({ sql, rowsAsArray: true }, [now, ...values]);
     return rows as Row[];
   };
 }
@@ -151,7 +155,7 @@ const loader = new DataLoader<string, Found | undefined>(
     const md5 = secrets.map(md5Form);
     const at = Math.floor(Date.now() / 1000);
     const rows = await read([...sha, ...md5], at);
-    const byHash = new Map(rows.map((row) => [row.token_hash, row]));
+    const byHash = new Map(rows.map((row) => [row[TOKEN_HASH] as string, row]));
     return secrets.map((_, i) => {
       const row = byHash.get(sha[i]!) ?? byHash.get(md5[i]!);
       return row && { row, at };
@@ -196,12 +200,12 @@ app.get(SELF_PATH, { schema: { response: { 200: answer, 404: notFound } } }, asy
   return {
     code: 200,
     message: 'ok',
-    id: row.id,
-    privileges: effectivePrivileges(row.privileges, row.user_privileges),
-    description: row.description,
+    id: row[ID],
+    privileges: effectivePrivileges(Number(row[PRIVILEGES]), Number(row[USER_PRIVILEGES])),
+    description: row[DESCRIPTION],
     last_updated: at,
-    user_id: row.user_id,
-    username: row.username,
+    user_id: row[USER_ID],
+    username: row[USERNAME],
   };
 });
 app.addHook('onResponse', async (request, reply) => {

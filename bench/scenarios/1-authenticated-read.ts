@@ -8,9 +8,9 @@
 import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestDatabase } from '../../test/helpers/databases.ts';
-import { load, warmUp, type LoadResult } from '../load.ts';
+import { load, type LoadResult } from '../load.ts';
 import { ROOT, type Server } from '../processes.ts';
-import { summarise } from '../profile.ts';
+import { summarise, type Frame } from '../profile.ts';
 import {
   SELF_PATH,
   check,
@@ -148,9 +148,10 @@ async function profileOf(
 ): Promise<unknown> {
   const startedAt = Date.now();
   const server = await start(['--cpu-prof', '--cpu-prof-dir', dir]);
+  let requests = 0;
   try {
-    await warmUp({ ...readSpec(opts), port: server.port, seconds: opts.warmUpSeconds });
-    await load({ ...readSpec(opts), port: server.port, seconds: opts.seconds });
+    for (const seconds of [opts.warmUpSeconds, opts.seconds])
+      requests += (await load({ ...readSpec(opts), port: server.port, seconds })).requests;
   } finally {
     await server.stop();
   }
@@ -161,10 +162,23 @@ async function profileOf(
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   if (!file) throw new Error(`${server.name} wrote no CPU profile`);
   const summary = summarise(JSON.parse(readFileSync(file, 'utf8')));
-  progress(`CPU profile of scenario 1's ${server.name} written to ${file}; top self time:`);
-  for (const f of summary.functions.slice(0, 15))
-    process.stderr.write(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.name}  ${f.where}\n`);
-  return { file, top: summary.functions.slice(0, 30), files: summary.files.slice(0, 20) };
+  // Self time per request served (start-up included, a few ms over every request of the run): the
+  // figure that compares two processes whose idle shares differ.
+  const usPerRequest = (f: Frame) => (f.selfMs * 1000) / Math.max(1, requests);
+  progress(
+    `CPU profile of scenario 1's ${server.name} written to ${file}; ${fmt(requests)} requests; top self time (share, µs per request):`,
+  );
+  for (const f of summary.functions.slice(0, 20))
+    process.stderr.write(
+      `  ${(f.share * 100).toFixed(1).padStart(5)}%  ${usPerRequest(f).toFixed(2).padStart(6)} µs  ${f.name}  ${f.where}\n`,
+    );
+  const withCost = (frames: Frame[]) => frames.map((f) => ({ ...f, usPerRequest: usPerRequest(f) }));
+  return {
+    file,
+    requests,
+    top: withCost(summary.functions.slice(0, 40)),
+    files: withCost(summary.files.slice(0, 25)),
+  };
 }
 
 /**
