@@ -16,7 +16,8 @@ import { alternate, loadWithCpu, warmUp, type LoadResult } from './load.ts';
 import {
   cpuSecondsOf,
   involuntarySwitchesOf,
-  processesNamed,
+  cpuSecondsOfProcesses,
+  databaseServerProcesses,
   startServer,
   type Server,
 } from './processes.ts';
@@ -25,33 +26,12 @@ import { SELF_PATH, describeSettings, fmt, median, readSpec, tokendEnv, tokendSe
 const USAGE =
   'usage: node bench/compare.ts --database-url URL [--rounds 16] [--seconds 3] [--warm-up 4] [--connections 10] [--log-level LEVEL]... CHECKOUT...';
 
-/** The process names of the database servers whose CPU is counted, by URL scheme. */
-const SERVER_PROCESSES: Record<string, string[]> = {
-  postgres: ['postgres'],
-  postgresql: ['postgres'],
-  mysql: ['mariadbd', 'mysqld'],
-  mariadb: ['mariadbd', 'mysqld'],
-};
-
 interface Round {
   load: LoadResult;
   /** CPU µs of the database server's processes per request */
   dbUs: number;
   /** involuntary context switches of tokend per request */
   preempted: number;
-}
-
-/** CPU seconds of every process whose name is one of `names` (all of a database server's processes). */
-function cpuSecondsOfProcesses(names: readonly string[]): number {
-  let total = 0;
-  for (const pid of processesNamed(names)) {
-    try {
-      total += cpuSecondsOf(pid);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
 }
 
 async function measure(server: Server, seconds: number, connections: number, dbNames: string[]) {
@@ -95,7 +75,7 @@ async function main(): Promise<void> {
     !(connections >= 1)
   )
     throw new Error(USAGE);
-  const dbNames = SERVER_PROCESSES[new URL(url).protocol.replace(/:$/, '')] ?? [];
+  const dbNames = databaseServerProcesses(url);
   const levels = values['log-level'] ?? [undefined];
   const sides = positionals.flatMap((dir) =>
     levels.map((logLevel) => ({ cwd: resolve(dir), settings: tokendSettings({ logLevel }) })),

@@ -30,6 +30,11 @@ export interface LoadResult {
    * machine that other work shares, since it does not count the time the server waited for a core.
    */
   cpuUsPerRequest?: number;
+  /**
+   * CPU time the database server's processes used per request (µs), when measured (PostgreSQL, MariaDB):
+   * what the server's share of the work costs, which the server process's own figure leaves out.
+   */
+  databaseCpuUsPerRequest?: number;
 }
 
 /** Every latency behind a result, kept out of the result itself (which goes into results.json). */
@@ -104,14 +109,28 @@ export function combine(results: LoadResult[]): LoadResult {
   );
   if (results.every((r) => r.cpuUsPerRequest !== undefined))
     combined.cpuUsPerRequest = sum((r) => r.cpuUsPerRequest! * r.requests) / combined.requests;
+  if (results.every((r) => r.databaseCpuUsPerRequest !== undefined))
+    combined.databaseCpuUsPerRequest =
+      sum((r) => r.databaseCpuUsPerRequest! * r.requests) / combined.requests;
   return combined;
 }
 
-/** Runs a load and adds the CPU time `cpuSeconds()` (the server's) grew by, per request. */
-export async function loadWithCpu(spec: LoadSpec, cpuSeconds: () => number): Promise<LoadResult> {
+/**
+ * Runs a load and adds the CPU time `cpuSeconds()` (the server's) grew by, per request; and, given
+ * `databaseCpuSeconds`, the database server's too.
+ */
+export async function loadWithCpu(
+  spec: LoadSpec,
+  cpuSeconds: () => number,
+  databaseCpuSeconds?: () => number,
+): Promise<LoadResult> {
   const before = cpuSeconds();
+  const databaseBefore = databaseCpuSeconds?.();
   const r = await load(spec);
-  r.cpuUsPerRequest = ((cpuSeconds() - before) * 1e6) / Math.max(1, r.requests);
+  const requests = Math.max(1, r.requests);
+  r.cpuUsPerRequest = ((cpuSeconds() - before) * 1e6) / requests;
+  if (databaseCpuSeconds !== undefined)
+    r.databaseCpuUsPerRequest = ((databaseCpuSeconds() - databaseBefore!) * 1e6) / requests;
   return r;
 }
 

@@ -225,3 +225,28 @@ export function cpuSecondsOf(pid: number, withChildren = false): number {
   if (!withChildren) return own;
   return own + childrenOf(pid).reduce((sum, child) => sum + cpuSecondsOf(child, true), 0);
 }
+
+/** CPU seconds of every process whose name is one of `names` (all of a database server's processes). */
+export function cpuSecondsOfProcesses(names: readonly string[]): number {
+  let total = 0;
+  for (const pid of processesNamed(names)) {
+    try {
+      total += cpuSecondsOf(pid);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+}
+
+/**
+ * The process names of a local database server, by the scheme of its URL: PostgreSQL's postmaster and
+ * every backend of the cluster are all `postgres`; MariaDB is one `mariadbd` (`mysqld` on older ones).
+ * None for SQLite, which runs in the process that reads it.
+ */
+export function databaseServerProcesses(url: string): string[] {
+  const scheme = url.slice(0, url.indexOf(':'));
+  if (scheme === 'postgres' || scheme === 'postgresql') return ['postgres'];
+  if (scheme === 'mysql' || scheme === 'mariadb') return ['mariadbd', 'mysqld'];
+  return [];
+}

@@ -7,7 +7,14 @@ import type { Dialect, Store } from '../src/store/database.ts';
 import { knownVariables } from '../src/unknown-variables.ts';
 import type { TestDatabase } from '../test/helpers/databases.ts';
 import { alternate, combine, loadWithCpu, warmUp, type LoadResult, type LoadSpec } from './load.ts';
-import { cpuSecondsOf, httpRequest, startServer, type Server } from './processes.ts';
+import {
+  cpuSecondsOf,
+  cpuSecondsOfProcesses,
+  databaseServerProcesses,
+  httpRequest,
+  startServer,
+  type Server,
+} from './processes.ts';
 import { BENCH_PASSWORD, benchSecret, hotTokenId, type SeedSpec } from './seed.ts';
 
 // ---------------------------------------------------------------- options
@@ -303,6 +310,28 @@ export function startBaseline(body: string) {
   });
 }
 
+/**
+ * The floor of the authenticated read (bench/floor.ts): a bare Fastify app doing only the read's
+ * irreducible work on the same database as tokend, logging one access line per request to its log file.
+ */
+export function startFloor(
+  database: Pick<TestDatabase, 'url'> & Partial<Pick<TestDatabase, 'config'>>,
+  { nodeOptions = [] }: { nodeOptions?: string[] } = {},
+) {
+  const { DATABASE_URL, DATABASE_SCHEMA } = harnessEnv(database);
+  return startServer({
+    name: 'floor',
+    args: ['bench/floor.ts'],
+    env: {
+      DATABASE_URL: DATABASE_URL!,
+      ...(DATABASE_SCHEMA === undefined ? {} : { DATABASE_SCHEMA }),
+      NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'),
+    },
+    readyPath: '/ready',
+    nodeOptions,
+  });
+}
+
 // ---------------------------------------------------------------- comparisons
 
 /** One side of a comparison: a server and the load it gets. */
@@ -314,21 +343,46 @@ export interface Side {
 /** Seconds of one alternating run. */
 export const sliceSeconds = (opts: Options) => opts.seconds / opts.rounds;
 
+/** What compareSides gives of each side: its runs combined, and each run (one per round). */
+export interface Compared {
+  combined: LoadResult;
+  rounds: LoadResult[];
+}
+
+/**
+ * Warms every side up, then alternates short runs of each, `opts.rounds` times. Each run measures the
+ * server's CPU per request and, given the database server's URL (PostgreSQL, MariaDB), the database
+ * server's processes' CPU per request over the same run.
+ */
+export async function compareSides(
+  opts: Options,
+  sides: readonly Side[],
+  databaseUrl?: string,
+): Promise<Compared[]> {
+  const seconds = sliceSeconds(opts);
+  for (const side of sides)
+    await warmUp({ ...side.spec, port: side.server.port, seconds: opts.warmUpSeconds });
+  const cpu = (server: Server) => () => cpuSecondsOf(server.child.pid ?? -1, true);
+  const names = databaseUrl === undefined ? [] : databaseServerProcesses(databaseUrl);
+  const databaseCpu = names.length === 0 ? undefined : () => cpuSecondsOfProcesses(names);
+  const runs = await alternate(
+    opts.rounds,
+    sides.map(
+      (side) => () =>
+        loadWithCpu({ ...side.spec, port: side.server.port, seconds }, cpu(side.server), databaseCpu),
+    ),
+  );
+  return runs.map((rounds) => ({ combined: combine(rounds), rounds }));
+}
+
 /** Warms both sides up, then alternates short runs of each; returns each side's runs combined, and b/a req/s per round. */
 export async function compareLoads(
   opts: Options,
   a: Side,
   b: Side,
 ): Promise<[LoadResult, LoadResult, number[]]> {
-  const seconds = sliceSeconds(opts);
-  for (const side of [a, b])
-    await warmUp({ ...side.spec, port: side.server.port, seconds: opts.warmUpSeconds });
-  const cpu = (server: Server) => () => cpuSecondsOf(server.child.pid ?? -1, true);
-  const [as, bs] = await alternate(opts.rounds, [
-    () => loadWithCpu({ ...a.spec, port: a.server.port, seconds }, cpu(a.server)),
-    () => loadWithCpu({ ...b.spec, port: b.server.port, seconds }, cpu(b.server)),
-  ]);
-  return [combine(as!), combine(bs!), bs!.map((r, i) => r.rps / as![i]!.rps)];
+  const [as, bs] = await compareSides(opts, [a, b]);
+  return [as!.combined, bs!.combined, bs!.rounds.map((r, i) => r.rps / as!.rounds[i]!.rps)];
 }
 
 export const median = (xs: number[]) => {

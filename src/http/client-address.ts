@@ -47,9 +47,28 @@ export function canonicalAddress(raw: string): string | undefined {
     .join(':')}::/64`;
 }
 
+/**
+ * Each connection's own address in canonical form, worked out once per connection: every request's
+ * access line names its client, a keep-alive client sends many requests on one connection, and an IPv6
+ * address (an IPv4 client of a server listening on `::` too, as `::ffff:…`) takes ipaddr.js some
+ * microseconds to read.
+ */
+const socketAddresses = new WeakMap<object, string | undefined>();
+
+function socketAddress(socket: FastifyRequest['socket']): string | undefined {
+  if (socketAddresses.has(socket)) return socketAddresses.get(socket);
+  const address = canonicalAddress(socket.remoteAddress ?? '');
+  socketAddresses.set(socket, address);
+  return address;
+}
+
 /** The request's client in canonical form: Fastify's address when it is one, else the socket's. */
 export function clientAddress(request: FastifyRequest): string {
-  return canonicalAddress(request.ip) ?? canonicalAddress(request.socket.remoteAddress ?? '') ?? 'unknown';
+  const socket = request.socket;
+  const ip = request.ip;
+  // Without a trusted proxy Fastify's address is the socket's: the connection's canonical form.
+  const address = ip === socket.remoteAddress ? socketAddress(socket) : canonicalAddress(ip);
+  return address ?? socketAddress(socket) ?? 'unknown';
 }
 
 /**

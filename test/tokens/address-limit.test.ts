@@ -6,7 +6,25 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { build, body, type Harness, type TestUser } from '../helpers/app.ts';
 import { InjectBrowser, csrfOf } from '../helpers/inject-browser.ts';
-import { canonicalAddress } from '../../src/http/client-address.ts';
+import type { FastifyRequest } from 'fastify';
+import { canonicalAddress, clientAddress } from '../../src/http/client-address.ts';
+
+describe('clientAddress', () => {
+  const requestOn = (socket: { remoteAddress?: string }, ip: string | undefined) =>
+    ({ socket, ip }) as unknown as FastifyRequest;
+
+  it("gives the connection's canonical address for every request on it, and a forwarded one's own", () => {
+    const socket = { remoteAddress: '::ffff:203.0.113.7' };
+    for (let i = 0; i < 3; i++)
+      assert.equal(clientAddress(requestOn(socket, socket.remoteAddress)), '203.0.113.7');
+    // Through a trusted proxy Fastify's address is the forwarded one, request by request.
+    assert.equal(clientAddress(requestOn(socket, '2001:db8::1')), '2001:db8:0:0::/64');
+    assert.equal(clientAddress(requestOn(socket, '198.51.100.2')), '198.51.100.2');
+    // A forwarded value that is no address: the socket's.
+    assert.equal(clientAddress(requestOn(socket, 'foo')), '203.0.113.7');
+    assert.equal(clientAddress(requestOn({ remoteAddress: 'nonsense' }, 'nonsense')), 'unknown');
+  });
+});
 
 describe('canonicalAddress', () => {
   it('puts every spelling of one client in one form', () => {
