@@ -3,7 +3,7 @@
 // Every change needs sudo mode and the pages' CSRF token. Another user's application is answered as an
 // unknown id. A secret is shown in the answer to the POST that made it, once: it is never stored
 // readable anywhere (the database keeps its hash), so no later page can show it again.
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { inSudoMode } from '../../auth/sessions.ts';
 import { firstValue } from '../../http/first-value.ts';
@@ -24,14 +24,11 @@ import {
   DuplicateClientName,
   createClient,
   deleteClient,
-  findOwnedClient,
-  isConfidential,
   listClientsOfOwner,
   rotateClientSecret,
   updateClient,
-  type OAuthClient,
 } from '../clients.ts';
-import { consentCounts, countClientsOfOwner } from '../repository.ts';
+import { countClientsOfOwner } from '../repository.ts';
 import { serveAssets } from '../../web/assets.ts';
 import { keepSecretForPage, revealOwner, takeSecretForPage } from '../../web/reveal.ts';
 import { issuerOf } from '../endpoints/metadata.ts';
@@ -48,6 +45,7 @@ import {
   type FormValues,
   type FormView,
 } from './applications-page-view.ts';
+import { loadOwnApplication, notFound, ownApplication, summaryOf } from './own-application.ts';
 
 const HIDDEN = { hide: true } as const;
 
@@ -57,23 +55,6 @@ const redirectUrisOf = (text: string): string[] =>
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter((line) => line !== '');
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** the signed-in user's own application the path names (`loadOwnApplication`) */
-    ownApplication: { client: OAuthClient; application: ApplicationSummary } | null;
-  }
-}
-
-const summaryOf = (client: OAuthClient, authorizedUsers: number): ApplicationSummary => ({
-  id: client.id,
-  name: client.name,
-  avatar: client.avatar,
-  redirectUris: client.redirectUris,
-  confidential: isConfidential(client),
-  authorizedUsers,
-  created: client.created,
-});
 
 /** The pages' sign-in rule: back to /applications; a banned user's applications do not work. */
 const APPLICATIONS_SESSION: SessionRule = {
@@ -86,35 +67,6 @@ const APPLICATIONS_SESSION: SessionRule = {
       applicationsMessage('Account banned', 'This account is banned: its applications do not work.'),
     ),
 };
-
-const notFound = (reply: FastifyReply) =>
-  sendApplicationsPage(
-    reply,
-    404,
-    'Not found',
-    applicationsMessage('No such application', 'You have no application with that client id.'),
-  );
-
-/**
- * Loads the signed-in user's application the path's client id names, with its users counted (only a
- * confidential one with `confidential`); any other id is answered as unknown, and the handler does not run.
- */
-function loadOwnApplication(options: { confidential?: boolean } = {}): preHandlerAsyncHookHandler {
-  return async function loadOwnApplication(request, reply) {
-    const { client: id } = request.params as { client: string };
-    const { db } = request.server.web;
-    const client = await findOwnedClient(db, signedInUser(request).userId, id);
-    if (!client || (options.confidential && !isConfidential(client))) return notFound(reply);
-    const counts = await consentCounts(db, [client.id]);
-    request.ownApplication = { client, application: summaryOf(client, counts.get(client.id) ?? 0) };
-  };
-}
-
-/** The application `loadOwnApplication` found for this request. */
-function ownApplication(request: FastifyRequest): { client: OAuthClient; application: ApplicationSummary } {
-  if (request.ownApplication === null) throw new Error('an application page without loadOwnApplication');
-  return request.ownApplication;
-}
 
 /** A form that needs sudo mode on these pages: refused, it comes back through `refuse`. */
 const sudoRule = (
