@@ -131,6 +131,15 @@ for (const dialect of ['sqlite', 'mysql'] as const)
           // runs it: its own store and Redis connection, publishing what it committed.
           const r = await runCli(['user', round % 2 === 0 ? 'ban' : 'unban', '--user', 'bob'], { env });
           assert.equal(r.code, 0, r.stderr);
+          // The next change waits until the subscriber has re-read after this one: the ban and the unban
+          // alternate, so a re-read that came after the next change could not be told from a stale one.
+          assert.ok(
+            await eventually(200, 10, async () => {
+              await sub.settled();
+              return privilegeReads.length === round + 1;
+            }),
+            `the event of change ${round + 1} was re-read`,
+          );
         }
         for (let i = 0; i < REVOCATIONS; i++) {
           const made = await login();
