@@ -2,7 +2,7 @@
 // served on a loopback port.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import type { TestContext } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import type { Harness } from './app.ts';
@@ -22,9 +22,20 @@ export const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', impo
 /** The skip reason when Chromium is not installed, else false; with CI=true a missing Chromium fails. */
 export const skipWithoutChromium = !existsSync(CHROMIUM) && !IN_CI ? `${CHROMIUM} is not installed` : false;
 
-/** A headless Chromium with its background traffic off, closed after the test. */
+/** The file's headless Chromium, launched by its first browser test and closed after its last. */
+let shared: Promise<Browser> | undefined;
+
+after(async () => {
+  if (shared !== undefined) await (await shared).close();
+});
+
+/**
+ * A headless Chromium with its background traffic off: one per test file (a launch costs about a second
+ * of CPU), each test's own pages in browser contexts of their own (cookies, storage and cache apart:
+ * `newPage` and `newContext` each open one), closed after the test.
+ */
 export async function launchChromium(t: TestContext): Promise<Browser> {
-  const browser = await chromium.launch({
+  shared ??= chromium.launch({
     executablePath: CHROMIUM,
     args: [
       '--headless',
@@ -38,7 +49,11 @@ export async function launchChromium(t: TestContext): Promise<Browser> {
     ],
     timeout: 30_000,
   });
-  t.after(() => browser.close());
+  const browser = await shared;
+  const before = new Set(browser.contexts());
+  t.after(async () => {
+    for (const context of browser.contexts()) if (!before.has(context)) await context.close();
+  });
   return browser;
 }
 
