@@ -30,7 +30,7 @@ export interface BackendCosts {
   /** tokend's CPU per OAuth refresh grant (`POST /oauth/token`); undefined when not measured. */
   tokendCpuPerRefresh?: number;
   dbCpuPerRefresh?: number;
-  /** Wall time of one bcrypt check at the shipped BCRYPT_COST, on one core (also its CPU). */
+  /** CPU seconds of one bcrypt check at the shipped BCRYPT_COST, on one core. */
   bcryptSecondsPerCheck: number;
   /** The load generator's CPU per read (the test rig only, never a production figure). */
   loadGeneratorCpuPerRead: number;

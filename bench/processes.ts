@@ -225,3 +225,16 @@ export function cpuSecondsOf(pid: number, withChildren = false): number {
   if (!withChildren) return own;
   return own + childrenOf(pid).reduce((sum, child) => sum + cpuSecondsOf(child, true), 0);
 }
+
+/** CPU seconds of every process whose name is one of `names` (all of a database server's processes). */
+export function cpuSecondsOfNamed(names: readonly string[]): number {
+  let total = 0;
+  for (const pid of processesNamed(names)) {
+    try {
+      total += cpuSecondsOf(pid);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+}
