@@ -278,7 +278,10 @@ export interface Prediction {
  * most one core for its JavaScript (plus a little of its threads), so tokend serves at most
  * processes / CPU per read; on shared cores every CPU second the run spends per read counts.
  */
-export function predictReads(costs: BackendCosts, cores: Cores): Prediction {
+export function predictReads(
+  costs: Pick<BackendCosts, 'tokendCpuPerRead' | 'dbCpuPerRead' | 'loadGeneratorCpuPerRead'>,
+  cores: Cores,
+): Prediction {
   const processes = cores.instances * cores.workersPerInstance;
   const bounds: Array<[number, Prediction['boundBy']]> = [
     [processes / costs.tokendCpuPerRead, 'tokend processes'],

@@ -10,7 +10,8 @@
 // addresses of their own (X-Forwarded-For) and stay under the shipped login limits, as they would behind
 // a balancer. It measures, in this order:
 // - reads `GET /api/v1/tokens/self`, a seeded token per request drawn from the whole data set: tokend's
-//   CPU (the process, its threads included), the database server's (every process of the local server),
+//   CPU (the process, its threads included), the database server's (PostgreSQL: the backends connected
+//   to the database; MariaDB: the server's process),
 //   the load generator's (this process: autocannon runs in it), the statements the database ran
 //   (PostgreSQL: the database's transactions in pg_stat_database; MariaDB: the server's Questions),
 //   Redis commands (INFO commandstats), RSS under load;
@@ -19,8 +20,8 @@
 // - OAuth refresh grants `POST /oauth/token`, one per account: tokend's and the database's CPU;
 // - RSS idle, and its growth with N keep-alive connections open and idle;
 // - and, before any backend, one bcrypt check at the shipped BCRYPT_COST on one core (its CPU time).
-// The database and Redis counters are server-wide but for PostgreSQL's: on a machine that other work
-// shares, they count its queries too. The figures are for an idle machine; a shared one only checks
+// MariaDB's CPU and Questions and Redis's commands are server-wide: on a machine that other work shares,
+// they count its queries too. The figures are for an idle machine; a shared one only checks
 // that the script works.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -137,6 +138,41 @@ export async function redisCommands(redis: Redis): Promise<number> {
   return calls - 1;
 }
 
+/**
+ * The database server's CPU seconds so far, for one database. PostgreSQL: the backends connected to it,
+ * listed when this is called (so call it once tokend's pools have connected; the server's own background
+ * processes are left out); the server's other databases are not counted, nor is a backend that ended.
+ * MariaDB: the whole server, one process. SQLite: none (it runs inside tokend).
+ */
+export async function databaseCpu(backend: Backend, url: string): Promise<() => number> {
+  if (backend === 'sqlite') return () => 0;
+  if (backend !== 'postgres') return () => cpuSecondsOfNamed(SERVER_PROCESSES[backend]);
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  let pids: number[];
+  try {
+    const r = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+      new URL(url).pathname.slice(1),
+    ]);
+    pids = r.rows.map((row) => row.pid);
+  } finally {
+    await client.end();
+  }
+  const last = new Map<number, number>();
+  return () => {
+    let total = 0;
+    for (const pid of pids) {
+      try {
+        last.set(pid, cpuSecondsOf(pid));
+      } catch {
+        // the backend ended: its last reading stands
+      }
+      total += last.get(pid) ?? 0;
+    }
+    return total;
+  };
+}
+
 // ---------------------------------------------------------------- measuring a read load
 
 export interface ReadTarget {
@@ -173,17 +209,16 @@ export async function measureReads(
     connections,
     seconds,
     tokens,
-    backend,
-  }: { connections: number; seconds: number; tokens: number; backend: Backend },
+    dbCpu,
+  }: { connections: number; seconds: number; tokens: number; dbCpu: () => number },
 ): Promise<ReadMeasurement> {
-  const names = SERVER_PROCESSES[backend];
   const tokendCpu = () => targets.reduce((sum, t) => sum + cpuSecondsOf(t.pid, true), 0);
   const rssMaxBytes = targets.map((t) => rssOf(t.pid));
   const sampler = setInterval(() => {
     targets.forEach((t, i) => (rssMaxBytes[i] = Math.max(rssMaxBytes[i]!, rssOf(t.pid))));
   }, 250);
   const t0 = tokendCpu();
-  const db0 = cpuSecondsOfNamed(names);
+  const db0 = dbCpu();
   const own0 = process.cpuUsage();
   const began = performance.now();
   let results: LoadResult[];
@@ -207,7 +242,7 @@ export async function measureReads(
   const wall = (performance.now() - began) / 1000;
   const own = process.cpuUsage(own0);
   const tokendS = tokendCpu() - t0;
-  const dbS = cpuSecondsOfNamed(names) - db0;
+  const dbS = dbCpu() - db0;
   const ownS = (own.user + own.system) / 1e6;
   const requests = results.reduce((n, r) => n + r.requests, 0);
   const per = Math.max(1, requests);
@@ -271,7 +306,7 @@ const addressOf = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 
  */
 async function measureRequests(
   tokend: Server,
-  backend: Backend,
+  dbCpu: () => number,
   redis: Redis,
   count: number,
   concurrency: number,
@@ -279,15 +314,14 @@ async function measureRequests(
   make: Parameters<typeof drive>[3],
 ) {
   const pid = tokend.child.pid ?? -1;
-  const names = SERVER_PROCESSES[backend];
   const redis0 = await redisCommands(redis);
   const t0 = cpuSecondsOf(pid, true);
-  const db0 = cpuSecondsOfNamed(names);
+  const db0 = dbCpu();
   const began = performance.now();
   allOk(await drive(tokend.port, count, concurrency, make), what);
   const seconds = (performance.now() - began) / 1000;
   const tokendS = cpuSecondsOf(pid, true) - t0;
-  const dbS = cpuSecondsOfNamed(names) - db0;
+  const dbS = dbCpu() - db0;
   // the Redis commands of the last requests' background work (none expected) have had their time
   await sleep(200);
   const redisOps = (await redisCommands(redis)) - redis0 - 1; // the first INFO
@@ -400,7 +434,7 @@ async function measureBackend(run: Run, backend: Backend): Promise<BackendCosts 
     const rssIdleBytes = rssOf(pid);
 
     progress(`${backend}: reads`);
-    const readSpec = { connections: run.connections, tokens: run.spec.tokens, backend };
+    const readSpec = { connections: run.connections, tokens: run.spec.tokens };
     const headers = spreadReadHeaders(run.spec.tokens);
     await warmUp({
       port: tokend.port,
@@ -412,7 +446,11 @@ async function measureBackend(run: Run, backend: Backend): Promise<BackendCosts 
     await statsSettle(backend);
     const statements0 = await databaseStatements(backend, database);
     const redis0 = await redisCommands(redis);
-    const reads = await measureReads([{ port: tokend.port, pid }], { ...readSpec, seconds: run.seconds });
+    const reads = await measureReads([{ port: tokend.port, pid }], {
+      ...readSpec,
+      seconds: run.seconds,
+      dbCpu: await databaseCpu(backend, database.url),
+    });
     await statsSettle(backend);
     const statements1 = await databaseStatements(backend, database);
     const redisReads = (await redisCommands(redis)) - redis0 - 1;
@@ -433,7 +471,7 @@ async function measureBackend(run: Run, backend: Backend): Promise<BackendCosts 
     allOk(await drive(tokend.port, warmLogins, concurrency, login(0)), 'logins');
     const logins = await measureRequests(
       tokend,
-      backend,
+      await databaseCpu(backend, database.url),
       redis,
       run.logins,
       concurrency,
@@ -472,7 +510,7 @@ async function measureBackend(run: Run, backend: Backend): Promise<BackendCosts 
     }
     const refreshes = await measureRequests(
       tokend,
-      backend,
+      await databaseCpu(backend, database.url),
       redis,
       run.refreshes,
       concurrency,
