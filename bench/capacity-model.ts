@@ -102,10 +102,11 @@ export interface CoreDemand {
 
 export function coreDemand(costs: BackendCosts, load: TargetLoad): CoreDemand {
   const refreshes = load.refreshesPerS ?? 0;
-  const bcryptCores = load.loginsPerS * costs.bcryptSecondsPerCheck;
-  // The measured login CPU already holds bcrypt's check; what is left is the login's other work.
-  const loginOtherCores =
-    load.loginsPerS * Math.max(0, costs.tokendCpuPerLogin - costs.bcryptSecondsPerCheck);
+  // The measured login CPU already holds bcrypt's check; what is left is the login's other work. (A
+  // check measured alone can come out above a whole login's CPU when the two runs' figures scatter.)
+  const bcrypt = Math.min(costs.bcryptSecondsPerCheck, costs.tokendCpuPerLogin);
+  const bcryptCores = load.loginsPerS * bcrypt;
+  const loginOtherCores = load.loginsPerS * (costs.tokendCpuPerLogin - bcrypt);
   const readCores = load.readsPerS * costs.tokendCpuPerRead;
   const refreshCores = refreshes * (costs.tokendCpuPerRefresh ?? 0);
   const dbCores =
@@ -139,7 +140,7 @@ export interface Sizing {
   /** RSS of one process under load plus its share of the open connections, and the fleet's total. */
   memoryPerProcessBytes: number;
   memoryTotalBytes: number;
-  /** Logins per second the fleet's cores could check at 100 % on bcrypt alone (the login ceiling). */
+  /** Logins per second the fleet could answer with every core on logins (the login ceiling). */
   loginCeilingPerS: number;
 }
 
@@ -165,7 +166,7 @@ export function size(costs: BackendCosts, load: TargetLoad, deployment: Deployme
     redisOpsPerS: load.readsPerS * costs.redisOpsPerRead + load.loginsPerS * costs.redisOpsPerLogin,
     memoryPerProcessBytes,
     memoryTotalBytes: processes * memoryPerProcessBytes,
-    loginCeilingPerS: processes / costs.bcryptSecondsPerCheck,
+    loginCeilingPerS: processes / costs.tokendCpuPerLogin,
   };
 }
 
@@ -323,6 +324,7 @@ export function sizingText(costs: BackendCosts, load: TargetLoad, deployment: De
   const d = s.demand;
   const { limits, first, factor } = firstBottleneck(costs, load, deployment);
   const limitText = (Object.entries(limits) as Array<[Bottleneck, number]>)
+    .filter(([, f]) => Number.isFinite(f))
     .map(([what, f]) => `${what} at ${num(f, 1)}×`)
     .join(', ');
   const lines = [
@@ -344,13 +346,13 @@ export function sizingText(costs: BackendCosts, load: TargetLoad, deployment: De
     `| database connections | | **${num(s.dbConnections)}** = ${s.processes} processes × (DB_POOL_SIZE ${deployment.dbPoolSize} + ${deployment.extraConnectionsPerProcess}); limit ${num(deployment.dbMaxConnections)} |`,
     `| Redis | ${num(s.redisOpsPerS)} commands/s | |`,
     `| memory per process | ${mib(s.memoryPerProcessBytes)} (idle ${mib(costs.rssIdleBytes)}, +${mib(costs.rssPer1000ConnectionsBytes)} per 1,000 open connections) | ${mib(s.memoryTotalBytes)} for the fleet |`,
-    `| login ceiling (every core on bcrypt) | | ${num(s.loginCeilingPerS)} logins/s |`,
+    `| login ceiling (every core on logins) | | ${num(s.loginCeilingPerS)} logins/s |`,
     '',
     `As the load grows (tokend instances added${deployment.tokendCores === undefined ? '' : ` up to ${num(deployment.tokendCores)} cores`}, the database kept at ${num(deployment.dbServerCores)} cores and ${num(deployment.dbMaxConnections)} connections), ` +
       `each limit is reached at: ${limitText}. **First bottleneck: ${first}, at ${num(factor, 1)}× this load.** ` +
       `tokend's cores go mostly to ${d.bcryptCores + d.loginOtherCores > d.readCores ? 'bcrypt (logins)' : 'reads'}.`,
     '',
-    '| load × | reads/s | logins/s | instances | tokend cores (bcrypt) | database cores | connections | over |',
+    '| load × | reads/s | logins/s | instances | tokend cores to provision (bcrypt busy) | database cores to provision | connections | over |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const g of growth(costs, load, deployment))

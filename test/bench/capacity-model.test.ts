@@ -66,7 +66,7 @@ describe('the capacity model', () => {
     // 4,000 connections over 8 processes: 500 each, 5 MiB on top of 100 MiB
     close(s.memoryPerProcessBytes, 105 * 2 ** 20);
     close(s.memoryTotalBytes, 8 * 105 * 2 ** 20);
-    close(s.loginCeilingPerS, 8 / 0.05);
+    close(s.loginCeilingPerS, 8 / 0.06); // every core on logins of 60 ms
   });
 
   it('keeps two instances however small the load', () => {
