@@ -84,10 +84,14 @@ export const SERVER_PROCESSES: Record<Backend, readonly string[]> = {
  */
 const STRIDE = 1_000_003;
 export const spreadReadHeaders =
-  (tokens: number) =>
+  (tokens: number, from = 0) =>
   (n: number): Record<string, string> => ({
-    'x-ripple-token': benchSecret(1 + ((n * STRIDE) % tokens)),
+    'x-ripple-token': benchSecret(1 + (((from + n) * STRIDE) % tokens)),
   });
+/** Where in the walk over the tokens each load starts: apart, so that one does not read what another cached. */
+export const WALK_WARM_UP = 0;
+export const WALK_CALIBRATION = 1_000_000;
+export const WALK_MEASURED = 2_000_000;
 
 // ---------------------------------------------------------------- counters of the servers
 
@@ -210,7 +214,8 @@ export async function measureReads(
     seconds,
     tokens,
     dbCpu,
-  }: { connections: number; seconds: number; tokens: number; dbCpu: () => number },
+    from = WALK_MEASURED,
+  }: { connections: number; seconds: number; tokens: number; dbCpu: () => number; from?: number },
 ): Promise<ReadMeasurement> {
   const tokendCpu = () => targets.reduce((sum, t) => sum + cpuSecondsOf(t.pid, true), 0);
   const rssMaxBytes = targets.map((t) => rssOf(t.pid));
@@ -226,7 +231,7 @@ export async function measureReads(
     // Each target's connections read a share of the data set of their own.
     results = await Promise.all(
       targets.map((t, i) => {
-        const headers = spreadReadHeaders(tokens);
+        const headers = spreadReadHeaders(tokens, from);
         return load({
           port: t.port,
           path: SELF_PATH,

@@ -19,7 +19,14 @@ import { parseDatabaseUrl } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import { MYSQL_URL, POSTGRES_URL, REDIS_URL } from '../../test/helpers/dialects.ts';
 import { errorPercent, predictReads, type Prediction } from '../capacity-model.ts';
-import { databaseCpu, measureReads, spreadReadHeaders, type ReadMeasurement } from '../costs.ts';
+import {
+  WALK_CALIBRATION,
+  WALK_WARM_UP,
+  databaseCpu,
+  measureReads,
+  spreadReadHeaders,
+  type ReadMeasurement,
+} from '../costs.ts';
 import { warmUp } from '../load.ts';
 import { startServer, type Server } from '../processes.ts';
 import { seed, type SeedSpec } from '../seed.ts';
@@ -206,7 +213,7 @@ export const capacityCheck: OwnDataScenario = {
             path: SELF_PATH,
             connections: perInstance,
             seconds: opts.warmUpSeconds,
-            requestHeaders: (n) => spreadReadHeaders(spec.tokens)(n * INSTANCES + i + 7),
+            requestHeaders: (n) => spreadReadHeaders(spec.tokens, WALK_WARM_UP)(n * INSTANCES + i),
           }),
         ),
       );
@@ -214,7 +221,11 @@ export const capacityCheck: OwnDataScenario = {
       reads.dbCpu = await databaseCpu(backend, url);
       // The model's inputs: the CPU per read on one instance alone.
       progress(`${backend}: calibrating on one instance (${CALIBRATION_SECONDS} s)`);
-      const calibration = await measureReads([targets[0]!], { ...reads, seconds: CALIBRATION_SECONDS });
+      const calibration = await measureReads([targets[0]!], {
+        ...reads,
+        seconds: CALIBRATION_SECONDS,
+        from: WALK_CALIBRATION,
+      });
       // The rig's cores: every core of the machine, as on the idle machine the figures are for. Other
       // work keeps some busy on a shared one, and the kernel shares the cores between it and the run in
       // proportions the model does not know: the row then says how many were busy before the run.
