@@ -78,9 +78,9 @@ export const SERVER_PROCESSES: Record<Backend, readonly string[]> = {
 // ---------------------------------------------------------------- reads spread over a data set
 
 /**
- * Request n reads seeded token 1 + (n × STRIDE mod tokens): a prime stride larger than any data set
- * walks every token before it repeats one, so the lookups spread over the whole index instead of
- * hitting the same few thousand rows.
+ * Request n reads seeded token 1 + (n × STRIDE mod tokens): a prime stride (the token count is never a
+ * multiple of it) walks every token once before it repeats one, so the lookups spread over the whole
+ * index instead of hitting the same few thousand rows.
  */
 const STRIDE = 1_000_003;
 export const spreadReadHeaders =
