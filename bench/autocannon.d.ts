@@ -2,6 +2,11 @@
 declare module 'autocannon' {
   import type { EventEmitter } from 'node:events';
 
+  /** A request as autocannon builds it (the fields the bench touches; the rest pass through). */
+  interface RequestParams {
+    headers?: Record<string, string>;
+    [field: string]: unknown;
+  }
   interface Options {
     url: string;
     method?: string;
@@ -13,6 +18,10 @@ declare module 'autocannon' {
     timeout?: number;
     /** Called with each connection's client as it is made (per-connection headers, bodies). */
     setupClient?: (client: { setHeaders(headers: Record<string, string>): void }) => void;
+    /** Requests sent in turn; setupRequest rewrites each one before it is sent. */
+    requests?: Array<{
+      setupRequest?: (request: RequestParams) => RequestParams;
+    }>;
   }
   interface Result {
     duration: number;

@@ -12,6 +12,11 @@ export interface LoadSpec {
    * token of its own per connection, as distinct clients send; they replace `headers`.
    */
   connectionHeaders?: ReadonlyArray<Record<string, string>>;
+  /**
+   * Headers added to each request in turn (the n-th request sent gets `requestHeaders(n)`), e.g. a token
+   * drawn from a whole data set, so that reads do not hit the same few index pages.
+   */
+  requestHeaders?: (n: number) => Record<string, string>;
   body?: string;
   connections: number;
   seconds: number;
@@ -66,6 +71,20 @@ function connectionSetup(
   return (client) => client.setHeaders(headers[next++ % headers.length]!);
 }
 
+/** autocannon's requests for per-request headers (setupRequest is called for every request it sends). */
+function requestSetup(headers: LoadSpec['requestHeaders']) {
+  if (!headers) return undefined;
+  let next = 0;
+  return [
+    {
+      setupRequest: (request: { headers?: Record<string, string>; [field: string]: unknown }) => ({
+        ...request,
+        headers: { ...request.headers, ...headers(next++) },
+      }),
+    },
+  ];
+}
+
 export async function load(spec: LoadSpec): Promise<LoadResult> {
   const instance = autocannon({
     url: `http://127.0.0.1:${spec.port}${spec.path}`,
@@ -73,6 +92,7 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
     headers: spec.headers,
     body: spec.body,
     setupClient: connectionSetup(spec.connectionHeaders),
+    requests: requestSetup(spec.requestHeaders),
     connections: spec.connections,
     duration: spec.seconds,
     timeout: 30,

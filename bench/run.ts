@@ -26,7 +26,9 @@ import { startUp } from './scenarios/6-start-up.ts';
 import { workers } from './scenarios/7-workers.ts';
 import { loginFlood, loginFloodManyAddresses } from './scenarios/8-login-flood.ts';
 import { oauthRefreshFlood } from './scenarios/9-oauth-refresh-flood.ts';
+import { CAPACITY_SPEC, capacityCheck } from './scenarios/10-capacity-check.ts';
 import {
+  DEFAULT_SCENARIO_IDS,
   MAX_READ_CONNECTIONS,
   SCENARIO_IDS,
   describeSettings,
@@ -36,6 +38,7 @@ import {
   type Backend,
   type Context,
   type Options,
+  type OwnDataScenario,
   type OwnScenario,
   type Row,
   type Scenario,
@@ -57,6 +60,8 @@ function parseOptions(): Options {
       connections: { type: 'string', default: '10' },
       'log-level': { type: 'string' },
       profile: { type: 'boolean', default: false },
+      'capacity-users': { type: 'string', default: String(CAPACITY_SPEC.users) },
+      'capacity-tokens': { type: 'string', default: String(CAPACITY_SPEC.tokens) },
       help: { type: 'boolean', default: false },
     },
   });
@@ -72,9 +77,9 @@ function parseOptions(): Options {
           .map((s) => s.trim())
           .filter(Boolean);
   const scenarios = new Set<ScenarioId>();
-  for (const s of list(values.scenarios) ?? SCENARIO_IDS.map(String)) {
+  for (const s of list(values.scenarios) ?? DEFAULT_SCENARIO_IDS.map(String)) {
     const n = Number(s) as ScenarioId;
-    if (!SCENARIO_IDS.includes(n)) throw new Error(`unknown scenario ${JSON.stringify(s)}; choose from 1-9`);
+    if (!SCENARIO_IDS.includes(n)) throw new Error(`unknown scenario ${JSON.stringify(s)}; choose from 1-10`);
     scenarios.add(n);
   }
   const wantedBackends = list(values.backends);
@@ -123,6 +128,11 @@ function parseOptions(): Options {
     logLevel,
     // The listing user holds TOKENS_PER_USER_MAX (1,000) tokens in both modes, so p=20 is the last page.
     spec: values.quick ? { users: 10_000, tokens: 100_000, hotTokens: DEFAULT_SPEC.hotTokens } : DEFAULT_SPEC,
+    capacitySpec: {
+      users: Number(values['capacity-users']),
+      tokens: Number(values['capacity-tokens']),
+      hotTokens: CAPACITY_SPEC.hotTokens,
+    },
   };
 }
 
@@ -145,6 +155,8 @@ const BEFORE_SHARED: OwnScenario[] = [startUp];
 const ON_SHARED_TOKEND: SharedScenario[] = [authenticatedRead, workers, listing, tokenCreation, loginStorm];
 const AFTER_SHARED: OwnScenario[] = [loginFlood, loginFloodManyAddresses, oauthRefreshFlood];
 const LAST: OwnScenario[] = [fixPrivileges];
+/** Scenarios on a database of their own, before the backend's shared one is made (and only then made). */
+const OWN_DATA: OwnDataScenario[] = [capacityCheck];
 
 /**
  * A fresh database for `backend`: ripple's is a MariaDB database of the family's form (latin1, its users
@@ -154,6 +166,11 @@ const backendDatabase = (backend: Backend): Promise<TestDatabase> => createTestD
 
 async function runBackend(run: Run, backend: Backend, primary: boolean) {
   const applies = (s: Scenario) => run.opts.scenarios.has(s.id) && (primary || !s.firstBackendOnly);
+  for (const scenario of OWN_DATA.filter(applies)) {
+    progress(`${backend}: scenario ${scenario.id} (${scenario.name})`);
+    run.rows.push(await scenario.run({ opts: run.opts, backend }));
+  }
+  if ([...run.opts.scenarios].every((id) => OWN_DATA.some((s) => s.id === id))) return;
   progress(`${backend}: creating a database`);
   const database = await backendDatabase(backend);
   try {
