@@ -398,6 +398,14 @@ async function main(): Promise<void> {
     `Assumed: ${num(load.openConnections ?? 0)} open client connections across the fleet; WORKERS=${values.workers} per instance; DB_POOL_SIZE ${dbPoolSize}.`,
   ];
   for (const costs of chosen) {
+    // SQLite is one file on one machine: no fleet to size, its costs are for comparison.
+    if (costs.backend === 'sqlite') {
+      out.push(
+        '',
+        `### sqlite: one machine only (its database runs in tokend's process); not sized as a fleet`,
+      );
+      continue;
+    }
     const defaults = backendDefaults(costs.backend, dbPoolSize);
     const deployment: Deployment = {
       headroom,
