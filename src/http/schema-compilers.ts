@@ -57,17 +57,57 @@ export function lazySerializer(compile: () => (data: unknown) => string): (data:
 
 type RouteValidator = ReturnType<ReturnType<BuildValidator>>;
 
+/**
+ * What the apps of this process compiled, by the text of the schema and of the compiler's options: each
+ * schema is compiled once however many apps one process builds (a test file builds one per test). Only
+ * where no shared schemas were added (tokend adds none), so the text alone decides what is compiled. A
+ * compiled validator keeps nothing between calls but `errors`, which Fastify reads right after its
+ * synchronous call; a serializer keeps nothing.
+ */
+const compiled = new Map<string, Validator | ((data: unknown) => string)>();
+
+function compiledOnce<T extends Validator | ((data: unknown) => string)>(
+  key: string | undefined,
+  compile: () => T,
+): T {
+  if (key === undefined) return compile();
+  const known = compiled.get(key) as T | undefined;
+  if (known !== undefined) return known;
+  const made = compile();
+  compiled.set(key, made);
+  return made;
+}
+
+/** The key of a schema compiled with `options`, or undefined where shared schemas take part. */
+const keyOf = (kind: string, externalSchemas: unknown, options: unknown, part: unknown, schema: unknown) =>
+  externalSchemas === undefined || Object.keys(externalSchemas as object).length === 0
+    ? JSON.stringify([kind, options ?? null, part ?? null, schema])
+    : undefined;
+
 const buildValidator: BuildValidator = (externalSchemas, ajvOptions) => {
   // Even Ajv, and its instance with its formats, wait for the first compile.
   const compilerOf = once(() => loadAjvCompiler()()(externalSchemas, ajvOptions));
   // The lazy validator stands in for Ajv's: Fastify uses only its call, `errors` and `schemaEnv`.
-  return (route, meta) =>
-    lazyValidator(() => compilerOf()(route, meta) as unknown as Validator) as unknown as RouteValidator;
+  return (route, meta) => {
+    // What Fastify hands over: { schema, method, url, httpPart } (the package's types call it a schema).
+    const { schema, httpPart } = route as unknown as { schema?: unknown; httpPart?: unknown };
+    return lazyValidator(() =>
+      compiledOnce(
+        keyOf('validator', externalSchemas, ajvOptions, httpPart, schema),
+        () => compilerOf()(route, meta) as unknown as Validator,
+      ),
+    ) as unknown as RouteValidator;
+  };
 };
 
 const buildSerializer: BuildSerializer = (externalSchemas, serializerOptions) => {
   const compilerOf = once(() => loadSerializerSelector()()(externalSchemas, serializerOptions));
-  return (route) => lazySerializer(() => compilerOf()(route));
+  return (route) =>
+    lazySerializer(() =>
+      compiledOnce(keyOf('serializer', externalSchemas, serializerOptions, null, route.schema), () =>
+        compilerOf()(route),
+      ),
+    );
 };
 
 /** Fastify's `ajv` option: wrong JSON types are refused (400), never coerced: "5" is not an id. */

@@ -1,5 +1,5 @@
 // Route schemas compiled on first use (src/http/schema-compilers.ts): nothing is compiled before a request
-// needs it, each schema once, and the lazy validator answers as the compiled one, with the two properties
+// needs it, each schema once (once per process, whatever the number of apps built in it), and the lazy validator answers as the compiled one, with the two properties
 // Fastify reads (`errors`, `schemaEnv`). The routes' own behaviour under it is every API test's.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,5 +93,40 @@ describe('lazySchemaController in a Fastify app', () => {
     } finally {
       await a.close();
     }
+  });
+});
+
+describe('schemas compiled once per process', () => {
+  it('two apps with the same route schema: each validates and serializes its own requests, errors apart', async () => {
+    const schema = {
+      body: {
+        type: 'object',
+        required: ['n'],
+        properties: { n: { type: 'integer' } },
+        additionalProperties: false,
+      },
+      response: { 200: { type: 'object', properties: { n: { type: 'integer' } } } },
+    } as const;
+    const apps = [0, 1].map(() => {
+      const app = Fastify({ schemaController: lazySchemaController });
+      app.post('/', { schema }, async (request) => ({
+        n: (request.body as { n: number }).n,
+        extra: 'dropped',
+      }));
+      return app;
+    });
+    const post = (i: number, payload: unknown) =>
+      apps[i]!.inject({ method: 'POST', url: '/', payload: payload as object });
+    // One app refuses while the other accepts, in either order: neither sees the other's errors.
+    const [bad, good] = await Promise.all([post(0, { n: 'x' }), post(1, { n: 2 })]);
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().message, /body\/n must be integer/);
+    assert.equal(good.statusCode, 200);
+    assert.deepEqual(good.json(), { n: 2 }, 'the response schema serializes, dropping what it does not name');
+    const [good0, bad1] = await Promise.all([post(0, { n: 3 }), post(1, {})]);
+    assert.deepEqual(good0.json(), { n: 3 });
+    assert.equal(bad1.statusCode, 400);
+    assert.match(bad1.json().message, /must have required property 'n'/);
+    await Promise.all(apps.map((app) => app.close()));
   });
 });
