@@ -53,19 +53,20 @@ describe('lazySerializer()', () => {
   });
 });
 
-describe('lazySchemaController in a Fastify app', () => {
-  const schema = {
-    body: {
-      type: 'object',
-      required: ['n'],
-      properties: { n: { type: 'integer' } },
-      additionalProperties: false,
-    },
-    response: {
-      200: { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false },
-    },
-  };
+/** A route's schema: a body with one integer, and an answer that names only it. */
+const schema = {
+  body: {
+    type: 'object',
+    required: ['n'],
+    properties: { n: { type: 'integer' } },
+    additionalProperties: false,
+  },
+  response: {
+    200: { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false },
+  },
+} as const;
 
+describe('lazySchemaController in a Fastify app', () => {
   async function app() {
     const app = Fastify({
       schemaController: lazySchemaController,
@@ -98,15 +99,6 @@ describe('lazySchemaController in a Fastify app', () => {
 
 describe('schemas compiled once per process', () => {
   it('two apps with the same route schema: each validates and serializes its own requests, errors apart', async () => {
-    const schema = {
-      body: {
-        type: 'object',
-        required: ['n'],
-        properties: { n: { type: 'integer' } },
-        additionalProperties: false,
-      },
-      response: { 200: { type: 'object', properties: { n: { type: 'integer' } } } },
-    } as const;
     const apps = [0, 1].map(() => {
       const app = Fastify({ schemaController: lazySchemaController });
       app.post('/', { schema }, async (request) => ({
