@@ -18,6 +18,12 @@ export class LastUsedBatcher {
   private pending = new Map<number, number>();
   /** the address of each pending use, as the request gave it */
   private addresses = new Map<number, string>();
+  /**
+   * The uses a flush is writing now, and their addresses: still answered as pending until the write has
+   * committed, so a page read between the two shows the use, not the row before it.
+   */
+  private writing = new Map<number, number>();
+  private writingAddresses = new Map<number, string>();
   private readonly job = new PeriodicJob(() => this.writePending());
   private readonly db: Db;
   private readonly log: FastifyBaseLogger;
@@ -39,18 +45,20 @@ export class LastUsedBatcher {
 
   /** The address of a use not yet written, canonical, if any. */
   pendingAddress(tokenId: number): string | undefined {
-    const raw = this.addresses.get(tokenId);
+    const raw = this.addresses.get(tokenId) ?? this.writingAddresses.get(tokenId);
     return raw === undefined ? undefined : this.canonical(raw);
   }
 
   /** The time of a use not yet written, if any. */
   pendingUse(tokenId: number): number | undefined {
-    return this.pending.get(tokenId);
+    return this.pending.get(tokenId) ?? this.writing.get(tokenId);
   }
 
   forget(tokenId: number): void {
     this.pending.delete(tokenId);
     this.addresses.delete(tokenId);
+    this.writing.delete(tokenId);
+    this.writingAddresses.delete(tokenId);
   }
 
   start(intervalMs: number): void {
@@ -74,6 +82,8 @@ export class LastUsedBatcher {
     const addresses = this.addresses;
     this.pending = new Map();
     this.addresses = new Map();
+    this.writing = batch;
+    this.writingAddresses = addresses;
     const uses: TokenUse[] = [];
     for (const [id, at] of batch) {
       const raw = addresses.get(id);
@@ -93,6 +103,9 @@ export class LastUsedBatcher {
           if (raw !== undefined) this.addresses.set(id, raw);
         }
       this.log.error({ err, pending: this.pending.size }, 'writing token uses failed; will retry');
+    } finally {
+      this.writing = new Map();
+      this.writingAddresses = new Map();
     }
   }
 }
