@@ -3,7 +3,8 @@
 //   server); for the in-place backend (`ripple`) a new database of the Ripple family's form on the MySQL
 //   server, with tokend's additions applied as `tokend migrate` applies them;
 // - createMigratedDatabase: one with every migration already applied, copied from a template made once
-//   per machine (templates.ts), for the tests whose subject is not migrating.
+//   per machine (templates.ts), for the tests whose subject is not migrating; on a server, a copy the
+//   test before it in the same process gave back and that was reset (recycling.ts), when there is one.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,8 @@ import { createConnection } from 'mysql2/promise';
 import type { DatabaseConfig } from '../../src/config.ts';
 import { MYSQL_URL, POSTGRES_URL, type Backend } from './dialects.ts';
 import { createRippleTables } from './ripple-schema.ts';
-import { copyMysqlTemplate, copySqliteTemplate, postgresTemplate } from './templates.ts';
+import { mysqlFresh, postgresFresh, resetMysql, resetPostgres, type MysqlFresh } from './recycling.ts';
+import { copyMysqlTemplate, copySqliteTemplate, mysqlTemplate, postgresTemplate } from './templates.ts';
 
 export interface TestDatabase {
   config: DatabaseConfig;
@@ -21,7 +23,10 @@ export interface TestDatabase {
   url: string;
   /** The variables that name this database to a child process: DATABASE_URL, and DATABASE_SCHEMA in place. */
   env: Record<string, string>;
-  /** Drops the database: at once for SQLite's file; on a server, in the background (dropLater). */
+  /**
+   * Drops the database: at once for SQLite's file; on a server, in the background (dropLater). A migrated
+   * copy on a server is given back instead, for the next test of the process (takeCopy).
+   */
   drop(): Promise<void>;
 }
 
@@ -156,7 +161,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
  */
 export async function createMigratedDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === 'sqlite') return createSqliteDatabase(true);
-  return takeSpare(backend);
+  return takeCopy(backend);
 }
 
 /** A new copy of a server backend's template. */
@@ -166,23 +171,61 @@ async function copyOfTemplate(backend: Exclude<Backend, 'sqlite'>): Promise<Test
   return createInPlaceDatabase();
 }
 
-/**
- * One copy made ahead per server backend: a test takes the one made while the test before it ran, and
- * the next is begun at once (copying takes a few hundred milliseconds on a busy server). The one left
- * over is dropped when the process has nothing else to do.
- */
-const spares = new Map<Exclude<Backend, 'sqlite'>, Promise<TestDatabase>>();
+type ServerBackend = Exclude<Backend, 'sqlite'>;
 
-function takeSpare(backend: Exclude<Backend, 'sqlite'>): Promise<TestDatabase> {
-  const taken = spares.get(backend) ?? copyOfTemplate(backend);
-  const next = copyOfTemplate(backend);
-  // A failure shows when the copy is taken.
-  next.catch(() => {});
-  spares.set(backend, next);
-  return taken;
+/** A copy of a template, and what it is checked against when given back (recycling.ts). */
+interface Copy {
+  backend: ServerBackend;
+  database: TestDatabase;
+  /** undefined: its fresh state could not be read, and it is dropped when given back */
+  fresh: string | MysqlFresh | undefined;
+}
+
+/** Copies given back and reset, ready for the next test of this process. */
+const recycled = new Map<ServerBackend, Copy[]>();
+/** The resets under way, one after another: a test that wants a copy waits for them (a few ms each). */
+let resets: Promise<void> = Promise.resolve();
+
+/** A copy of the backend's template: one a test of this process gave back, or a new one. */
+async function takeCopy(backend: ServerBackend): Promise<TestDatabase> {
+  await resets;
+  const copy = recycled.get(backend)?.pop() ?? (await newCopy(backend));
+  let given = false;
+  return {
+    ...copy.database,
+    drop: async () => {
+      if (given) return;
+      given = true;
+      // A reset that fails drops the copy instead; the next test then makes a new one.
+      resets = resets.then(() => giveBack(copy)).catch(() => copy.database.drop());
+    },
+  };
+}
+
+/** A new copy, and its fresh state. */
+async function newCopy(backend: ServerBackend): Promise<Copy> {
+  const database = await copyOfTemplate(backend);
+  const fresh = backend === 'postgres' ? await postgresFresh(database.url) : await mysqlFresh(database.url);
+  return { backend, database, fresh };
+}
+
+/** Resets a copy a test is done with and keeps it; drops it when its schema changed or the reset failed. */
+async function giveBack(copy: Copy): Promise<void> {
+  const { backend, database, fresh } = copy;
+  const reset =
+    fresh === undefined
+      ? false
+      : typeof fresh === 'string'
+        ? await resetPostgres(database.url, fresh)
+        : await resetMysql(database.url, (await mysqlTemplate(backend as 'mysql' | 'ripple')).rows, fresh);
+  if (!reset) return database.drop();
+  const list = recycled.get(backend) ?? [];
+  list.push(copy);
+  recycled.set(backend, list);
 }
 
 process.on('beforeExit', () => {
-  for (const spare of spares.values()) spare.then((database) => database.drop()).catch(() => {});
-  spares.clear();
+  void resets.then(() => {
+    for (const list of recycled.values()) for (const copy of list.splice(0)) void copy.database.drop();
+  });
 });

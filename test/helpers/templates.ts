@@ -146,6 +146,8 @@ export interface MysqlTemplate {
   collation: string;
   /** CREATE TABLE statements, then INSERT … SELECT of the rows, then views, then triggers (each with its sql_mode) */
   statements: Array<{ sql: string; sqlMode?: string }>;
+  /** The INSERT … SELECT statements alone: what puts the template's rows into a copy again. */
+  rows: string[];
 }
 
 const quote = (identifier: string): string => `\`${identifier.replaceAll('`', '``')}\``;
@@ -234,6 +236,7 @@ async function readMysqlTemplate(admin: Connection, name: string): Promise<Mysql
     charset: schema.charset,
     collation: schema.collation,
     statements: [...creates, ...rows, ...views, ...made],
+    rows: rows.map((row) => row.sql),
   };
 }
 
@@ -257,6 +260,10 @@ const mysqlTemplateOf = (backend: 'mysql' | 'ripple') =>
   });
 
 const mysqlTemplates = { mysql: mysqlTemplateOf('mysql'), ripple: mysqlTemplateOf('ripple') };
+
+/** The backend's migrated MySQL template, as copyMysqlTemplate copies it. */
+export const mysqlTemplate = (backend: 'mysql' | 'ripple'): Promise<MysqlTemplate> =>
+  mysqlTemplates[backend]();
 
 /**
  * Creates the database `target` as a copy of the backend's migrated template: the template's character
