@@ -1,14 +1,16 @@
 // `npm test`: every test file (test/**/*.test.ts but the fresh clone's, which .ci/run runs as a step of its
-// own), in two runs of node --test:
-// 1. the files that share nothing (each makes its own databases, Redis key prefixes and ports), several
-//    at a time: TEST_CONCURRENCY of them, by default twice the machine's cores (most of a file's time is
-//    spent waiting for the database servers, whose work overlaps);
-// 2. the files that must run alone (SERIAL below), one at a time.
-// Both runs always happen; the exit code is the worst of the two. Then the slowest files and the sum of
-// every file's time (test/durations-reporter.ts); with TEST_TIMES=FILE, every file's time is written there
-// too (milliseconds, tab, path, slowest first).
+// own), in node:test runs whose processes each load many files one after another (--test-isolation=none):
+// a file's process no longer starts Node, strips and compiles src/ and its packages, and warms the JIT up
+// for its few seconds of tests only (that was about half of the suite's CPU):
+// 1. the files that share nothing (each makes its own databases, Redis key prefixes and ports), dealt into
+//    shards of about equal weight, TEST_CONCURRENCY shards at a time (by default twice the machine's
+//    cores: much of a shard's time is spent waiting for the database servers, whose work overlaps);
+// 2. the files that must run alone (SERIAL below), one after another in one process of their own.
+// Both runs always happen; the exit code is the worst of them. Then the slowest files and the sum of every
+// file's time (test/durations-reporter.ts); with TEST_TIMES=FILE, every file's time is written there too
+// (milliseconds, tab, path, slowest first).
 import { spawn } from 'node:child_process';
-import { globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { globSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,10 +47,35 @@ export function testFiles(): { parallel: string[]; serial: string[] } {
   return { parallel: all.filter((f) => !isSerial(f)), serial: all.filter(isSerial) };
 }
 
-function nodeTest(files: string[], concurrency: number, durations: string): Promise<number> {
+/**
+ * The files dealt into `count` shards of about equal weight, heaviest first to the lightest shard. A
+ * file's weight is its size (its number of tests, roughly), three times that for a browser test (Chromium
+ * draws each page); the heaviest shards come first, so the last to start are short.
+ */
+export function shards(files: readonly string[], count: number, size: (file: string) => number): string[][] {
+  const weight = (file: string) => size(file) * (file.endsWith('.browser.test.ts') ? 3 : 1);
+  const dealt = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({
+    files: [] as string[],
+    weight: 0,
+  }));
+  for (const file of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = dealt.reduce((min, shard) => (shard.weight < min.weight ? shard : min));
+    lightest.files.push(file);
+    lightest.weight += weight(file);
+  }
+  return dealt
+    .filter((shard) => shard.files.length > 0)
+    .sort((a, b) => b.weight - a.weight)
+    .map((shard) => shard.files.sort());
+}
+
+/** One node:test run of `files` in one process; its exit code. */
+function nodeTest(files: string[], durations: string): Promise<number> {
   const args = [
     '--test',
-    `--test-concurrency=${concurrency}`,
+    // Every file in this process, one after another: their tests run as when each had a process of its
+    // own, but for what files share in a process (test/helpers/browser.ts: one Chromium for them all).
+    '--test-isolation=none',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(ROOT, 'test', 'durations-reporter.ts')}`,
@@ -59,14 +86,29 @@ function nodeTest(files: string[], concurrency: number, durations: string): Prom
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
       stdio: 'inherit',
-      // Each test file is a process of its own that loads much of src/ and its packages: with Node's
-      // compile cache they reuse the type-stripped sources and compiled code of the processes before them
-      // (the cache is checked against each file's contents), as the shipped entry (bin/tokend.js) does.
+      // With Node's compile cache each run reuses the type-stripped sources and compiled code of the runs
+      // before it (the cache is checked against each file's contents), as the shipped entry (bin/tokend.js) does.
       env: { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? COMPILE_CACHE },
     });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
   });
+}
+
+/** Runs the shards, `concurrency` at a time, in order; the worst exit code. */
+async function runShards(all: string[][], concurrency: number, work: string): Promise<number> {
+  let next = 0;
+  let worst = 0;
+  const lane = async () => {
+    while (next < all.length) {
+      const index = next++;
+      const files = all[index]!;
+      process.stdout.write(`# shard ${index + 1} of ${all.length}: ${files.length} files\n`);
+      worst = Math.max(worst, await nodeTest(files, join(work, `shard-${index + 1}.tsv`)));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, all.length) }, lane));
+  return worst;
 }
 
 if (import.meta.main && process.argv.length > 2) {
@@ -79,18 +121,21 @@ if (import.meta.main && process.argv.length > 2) {
   const work = mkdtempSync(join(tmpdir(), 'tokend-test-run-'));
   const started = performance.now();
   try {
-    process.stdout.write(`# ${parallel.length} files, ${concurrency} at a time\n`);
-    const first = await nodeTest(parallel, concurrency, join(work, 'parallel.tsv'));
+    // Twice as many shards as run at once: a shard that ends early makes way for the next.
+    const dealt = shards(parallel, 2 * concurrency, (file) => statSync(join(ROOT, file)).size);
+    process.stdout.write(`# ${parallel.length} files in ${dealt.length} shards, ${concurrency} at a time\n`);
+    const first = await runShards(dealt, concurrency, work);
     process.stdout.write(`# ${serial.length} files that run alone, one at a time\n`);
     const parallelEnded = performance.now();
-    const second = await nodeTest(serial, 1, join(work, 'serial.tsv'));
-    const times = ['parallel.tsv', 'serial.tsv']
+    const second = await nodeTest(serial, join(work, 'serial.tsv'));
+    const lines = globSync('*.tsv', { cwd: work })
       .flatMap((name) => readFileSync(join(work, name), 'utf8').split('\n'))
       .filter((line) => line !== '')
-      .map((line) => {
-        const [ms, file] = line.split('\t') as [string, string];
-        return { ms: Number(ms), file };
-      })
+      .map((line) => line.split('\t'));
+    const failures = lines.filter(([kind]) => kind === 'fail').map(([, file, name]) => `${file}: ${name}`);
+    const times = lines
+      .filter(([kind]) => kind !== 'fail')
+      .map(([ms, file]) => ({ ms: Number(ms), file: file! }))
       .sort((a, b) => b.ms - a.ms);
     if (process.env.TEST_TIMES)
       writeFileSync(process.env.TEST_TIMES, times.map((t) => `${t.ms}\t${t.file}\n`).join(''));
@@ -104,7 +149,10 @@ if (import.meta.main && process.argv.length > 2) {
         `# ${times.length} files: ${seconds(sum)} s of file time in ${seconds(performance.now() - started)} s ` +
         `(${seconds(parallelEnded - started)} s for the files run together)\n`,
     );
-    process.exitCode = Math.max(first, second);
+    // Every failure, including those node:test reports without counting them (durations-reporter.ts).
+    if (failures.length > 0)
+      process.stdout.write(`# failed:\n${[...new Set(failures)].map((f) => `#   ${f}\n`).join('')}`);
+    process.exitCode = Math.max(first, second, failures.length > 0 ? 1 : 0);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -24,16 +24,38 @@ export const BACKENDS: readonly Backend[] = ['sqlite', 'postgres', 'mysql', 'rip
 /** The dialect a backend's database speaks: the in-place backend's is MySQL/MariaDB. */
 export const dialectOf = (backend: Backend): Dialect => (backend === 'ripple' ? 'mysql' : backend);
 
-/** Undefined when the backend's test server answers; else why not. */
-export async function answers(backend: Backend): Promise<string | undefined> {
+/**
+ * How long a test server may take to answer the first time a process asks. A run of many test files in
+ * one process (test/run.ts) loads them all before their tests start: a file that asks while the others
+ * load waits its turn on a busy event loop, so this is generous; it is spent only when a server is down.
+ */
+const ANSWER_TIMEOUT_MS = 15_000;
+
+/** Whether each dialect's server answered, asked once per process. */
+const answered = new Map<Dialect, Promise<string | undefined>>();
+
+/** Undefined when the backend's test server answers (asked once per process); else why not. */
+export function answers(backend: Backend): Promise<string | undefined> {
   const dialect = dialectOf(backend);
+  let answer = answered.get(dialect);
+  if (answer === undefined) {
+    answer = ask(dialect);
+    answered.set(dialect, answer);
+  }
+  return answer;
+}
+
+async function ask(dialect: Dialect): Promise<string | undefined> {
   try {
     if (dialect === 'postgres') {
-      const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+      const client = new pg.Client({
+        connectionString: POSTGRES_URL,
+        connectionTimeoutMillis: ANSWER_TIMEOUT_MS,
+      });
       await client.connect();
       await client.end();
     } else if (dialect === 'mysql') {
-      const conn = await createConnection({ uri: MYSQL_URL, connectTimeout: 2000 });
+      const conn = await createConnection({ uri: MYSQL_URL, connectTimeout: ANSWER_TIMEOUT_MS });
       await conn.end();
     }
     return undefined;
@@ -46,12 +68,9 @@ const wanted = (process.env.TEST_DIALECTS ?? BACKENDS.join(',')).split(',').map(
 
 async function resolveDialects(): Promise<Backend[]> {
   const out: Backend[] = [];
-  const problems = new Map<Dialect, Promise<string | undefined>>();
   for (const backend of BACKENDS) {
     if (!wanted.includes(backend)) continue;
-    const dialect = dialectOf(backend);
-    if (!problems.has(dialect)) problems.set(dialect, answers(dialect));
-    const problem = await problems.get(dialect);
+    const problem = await answers(backend);
     if (problem === undefined) out.push(backend);
     else if (IN_CI) throw new Error(`CI=true but the ${backend} test server does not answer: ${problem}`);
     else process.stderr.write(`# skipping ${backend} tests: its server does not answer (${problem})\n`);
