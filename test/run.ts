@@ -29,6 +29,9 @@ export const SEPARATE = ['test/fresh-clone.test.ts'];
 export const SERIAL = [
   // the benchmark's comparison of two checkouts measures them
   'test/bench/compare.test.ts',
+  // failing commands, Node's start-up included, must end within a deadline (a start-up beside the
+  // shards' load took longer)
+  'test/cli/errors.test.ts',
   // floods, outages, crashes and shutdowns on real sockets, with deadlines on the server's answers
   'test/reliability/',
   // several tokend processes (WORKERS=2, two instances) and the events between them, with deadlines
