@@ -50,13 +50,65 @@ export function testFiles(): { parallel: string[]; serial: string[] } {
   return { parallel: all.filter((f) => !isSerial(f)), serial: all.filter(isSerial) };
 }
 
+/** Where each file's time in a recent run is kept, the shards' weights: `TEST_TIMES=test/file-times.tsv npm test` renews it. */
+export const FILE_TIMES = join(ROOT, 'test', 'file-times.tsv');
+
 /**
- * The files dealt into `count` shards of about equal weight, heaviest first to the lightest shard. A
- * file's weight is its size (its number of tests, roughly), three times that for a browser test (Chromium
- * draws each page); the heaviest shards come first, so the last to start are short.
+ * Each file's weight: its time in a recent run (`recorded`, milliseconds by path); a file not recorded
+ * (a new one) weighs its size at the recorded files' milliseconds per byte, three times that for a
+ * browser test (Chromium draws each page).
  */
-export function shards(files: readonly string[], count: number, size: (file: string) => number): string[][] {
-  const weight = (file: string) => size(file) * (file.endsWith('.browser.test.ts') ? 3 : 1);
+export function fileWeights(
+  recorded: ReadonlyMap<string, number>,
+  size: (file: string) => number,
+): (file: string) => number {
+  const sized = (file: string) => size(file) * (file.endsWith('.browser.test.ts') ? 3 : 1);
+  let ms = 0;
+  let bytes = 0;
+  for (const [file, time] of recorded) {
+    const weight = (() => {
+      try {
+        return sized(file);
+      } catch {
+        return 0; // recorded, since gone
+      }
+    })();
+    if (weight > 0) {
+      ms += time;
+      bytes += weight;
+    }
+  }
+  const perByte = bytes > 0 ? ms / bytes : 1;
+  return (file) => recorded.get(file) ?? sized(file) * perByte;
+}
+
+/** The recorded times of FILE_TIMES (TEST_TIMES's form: milliseconds, tab, path); none when it is missing. */
+function recordedTimes(): Map<string, number> {
+  try {
+    return new Map(
+      readFileSync(FILE_TIMES, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => {
+          const [ms, file] = line.split('\t');
+          return [file!, Number(ms)] as const;
+        })
+        .filter(([, ms]) => Number.isFinite(ms) && ms >= 0),
+    );
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * The files dealt into `count` shards of about equal weight, heaviest first to the lightest shard; the
+ * heaviest shards come first, so the last to start are short.
+ */
+export function shards(
+  files: readonly string[],
+  count: number,
+  weight: (file: string) => number,
+): string[][] {
   const dealt = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({
     files: [] as string[],
     weight: 0,
@@ -125,7 +177,8 @@ if (import.meta.main && process.argv.length > 2) {
   const started = performance.now();
   try {
     // Twice as many shards as run at once: a shard that ends early makes way for the next.
-    const dealt = shards(parallel, 2 * concurrency, (file) => statSync(join(ROOT, file)).size);
+    const weight = fileWeights(recordedTimes(), (file) => statSync(join(ROOT, file)).size);
+    const dealt = shards(parallel, 2 * concurrency, weight);
     process.stdout.write(`# ${parallel.length} files in ${dealt.length} shards, ${concurrency} at a time\n`);
     const first = await runShards(dealt, concurrency, work);
     process.stdout.write(`# ${serial.length} files that run alone, one at a time\n`);
