@@ -3,8 +3,8 @@
 // a file's process no longer starts Node, strips and compiles src/ and its packages, and warms the JIT up
 // for its few seconds of tests only (that was about half of the suite's CPU):
 // 1. the files that share nothing (each makes its own databases, Redis key prefixes and ports), dealt into
-//    shards of about equal weight, TEST_CONCURRENCY shards at a time (by default twice the machine's
-//    cores: much of a shard's time is spent waiting for the database servers, whose work overlaps);
+//    shards of about equal time (FILE_TIMES), TEST_CONCURRENCY shards at a time (by default twice the
+//    machine's cores: much of a shard's time is spent waiting for the database servers, whose work overlaps);
 // 2. the files that must run alone (SERIAL below), one after another in one process of their own.
 // Both runs always happen; the exit code is the worst of them. Then the slowest files and the sum of every
 // file's time (test/durations-reporter.ts); with TEST_TIMES=FILE, every file's time is written there too
@@ -66,13 +66,12 @@ export function fileWeights(
   let ms = 0;
   let bytes = 0;
   for (const [file, time] of recorded) {
-    const weight = (() => {
-      try {
-        return sized(file);
-      } catch {
-        return 0; // recorded, since gone
-      }
-    })();
+    let weight = 0;
+    try {
+      weight = sized(file);
+    } catch {
+      // recorded, since gone
+    }
     if (weight > 0) {
       ms += time;
       bytes += weight;
