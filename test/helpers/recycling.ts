@@ -11,6 +11,7 @@
 // The databases left over are dropped when the process has nothing else to do (databases.ts).
 import pg from 'pg';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { quote } from './templates.ts';
 
 // --- PostgreSQL ---------------------------------------------------------------------------------------
 
@@ -148,8 +149,6 @@ export async function resetPostgres(url: string, fingerprint: string): Promise<b
 }
 
 // --- MariaDB/MySQL ------------------------------------------------------------------------------------
-
-const quote = (identifier: string): string => `\`${identifier.replaceAll('`', '``')}\``;
 
 /** One line per object of the current database's schema, its own name taken out of view texts; hashed. */
 const MYSQL_FINGERPRINT = `

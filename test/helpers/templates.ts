@@ -150,7 +150,8 @@ export interface MysqlTemplate {
   rows: string[];
 }
 
-const quote = (identifier: string): string => `\`${identifier.replaceAll('`', '``')}\``;
+/** A MySQL identifier quoted. */
+export const quote = (identifier: string): string => `\`${identifier.replaceAll('`', '``')}\``;
 
 async function buildMysqlTemplate(name: string, inPlace: boolean): Promise<void> {
   const admin = await createConnection({ uri: MYSQL_URL });
